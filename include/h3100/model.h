@@ -1,0 +1,149 @@
+/*
+ * DapuStor H3100 drive model: the public API.
+ *
+ * The caller passes simulated time in; the model answers when a command
+ * completes.  Calls must come in non-decreasing time order.  The model
+ * holds metadata only: where each 4 KiB of the namespace lives on the
+ * NAND, the wear of each block, and what the controller is busy with.
+ */
+#ifndef H3100_MODEL_H
+#define H3100_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "h3100/config.h"
+
+typedef struct H3100Model H3100Model;
+
+typedef enum H3100Op {
+    H3100_OP_READ,
+    H3100_OP_WRITE,
+    H3100_OP_FLUSH,
+    H3100_OP_DEALLOCATE,              /* TRIM */
+    H3100_OP_WRITE_ZEROES,            /* deallocates: reads return zeroes */
+    H3100_OP_COMPARE,                 /* a read compared in the controller */
+    H3100_OP_ADMIN,                   /* any other command: firmware only */
+} H3100Op;
+
+typedef struct H3100Io {
+    H3100Op op;
+    uint64_t offset;                  /* bytes into the namespace */
+    uint64_t length;                  /* bytes */
+    uint32_t stream;                  /* placement hint, 0 = none */
+    bool fua;
+} H3100Io;
+
+typedef enum H3100Status {
+    H3100_OK = 0,
+    H3100_READ_ONLY,                  /* out of spare blocks: writes fail */
+    H3100_OUT_OF_RANGE,
+} H3100Status;
+
+typedef struct H3100Result {
+    uint64_t done_ns;                 /* completion posted to the host */
+    H3100Status status;
+} H3100Result;
+
+typedef struct H3100Health {
+    uint64_t now_ns;
+    uint64_t host_read_bytes;
+    uint64_t host_write_bytes;
+    uint64_t host_read_cmds;
+    uint64_t host_write_cmds;
+    uint64_t host_trim_cmds;
+    uint64_t nand_write_bytes;        /* host + reclaim programs */
+    uint64_t nand_read_bytes;         /* pages read from the array */
+    uint64_t gc_victims;
+    uint64_t gc_slots_moved;
+    uint64_t wl_victims;
+    uint64_t emergency_gc;
+    uint64_t block_erases;
+    uint32_t erase_min;
+    uint32_t erase_max;
+    double erase_avg;
+    uint32_t rated_pe;
+    uint32_t percentage_used;         /* avg erases / rated, saturates 255 */
+    uint32_t available_spare_pct;
+    uint32_t spare_threshold_pct;
+    uint64_t factory_bad_blocks;
+    uint64_t grown_bad_blocks;
+    uint64_t total_blocks;
+    uint32_t free_superblocks;
+    uint32_t superblocks;
+    uint64_t mapped_bytes;
+    uint64_t wbuf_bytes;              /* in the write buffer now */
+    uint64_t wbuf_capacity;
+    uint64_t wbuf_stalls;
+    uint64_t wbuf_stall_ns;
+    uint64_t ra_hits;                 /* 4 KiB served from read-ahead */
+    uint64_t ra_slots_read;
+    uint64_t suspends;
+    uint64_t unaligned_ios;
+    uint64_t buffer_read_hits;        /* 4 KiB read from the write buffer */
+    uint64_t unmapped_reads;          /* 4 KiB read with no NAND access */
+    uint64_t nand_busy_ns;            /* array time summed over dies */
+    uint64_t nand_backlog_ns;         /* work queued on the busiest die */
+    uint64_t core_busy_ns;
+    bool read_only;
+    double waf;                       /* nand writes / host writes */
+} H3100Health;
+
+/* Create a fresh drive: every block erased, nothing mapped. */
+H3100Model *h3100_model_new(const H3100Config *cfg, GError **errp);
+void h3100_model_free(H3100Model *m);
+const H3100Config *h3100_model_config(const H3100Model *m);
+
+/* Timing off: commands complete at @now (FTL bookkeeping still runs). */
+void h3100_model_set_timing(H3100Model *m, bool on);
+
+/* Run @io arriving at @now; returns when its completion is posted. */
+H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
+                               const H3100Io *io);
+
+/* Let background work (idle reclaim) run up to @now. */
+void h3100_model_idle(H3100Model *m, uint64_t now);
+
+/* Time restarts at zero (a new QEMU run); metadata stays. */
+void h3100_model_reset_time(H3100Model *m);
+
+/* Format: forget every mapping (reads return zeroes). */
+void h3100_model_format(H3100Model *m);
+
+/* Sanitize (block erase) from @now; returns when the erase is done. */
+uint64_t h3100_model_sanitize(H3100Model *m, uint64_t now);
+
+void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h);
+
+/* Is this 4 KiB slot mapped (for tests and the device's checks)? */
+bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset);
+
+/* Bytes of memory the model holds. */
+uint64_t h3100_model_memory_bytes(const H3100Model *m);
+
+/* Check the mapping invariants; on failure returns a description. */
+char *h3100_model_check(const H3100Model *m);
+
+/*
+ * Precondition at FTL speed, no timing: "none", "seq" (fill once in
+ * order) or "rand:N" (fill, then N x capacity of random 4 KiB writes).
+ * @progress, if set, is called with done/total now and then.
+ */
+typedef void (*H3100Progress)(void *opaque, uint64_t done, uint64_t total);
+bool h3100_model_precondition(H3100Model *m, const char *spec, uint64_t seed,
+                              H3100Progress progress, void *opaque,
+                              GError **errp);
+
+/* A progress bar on stderr when it is a terminal (for H3100Progress). */
+void h3100_progress_bar(void *label, uint64_t done, uint64_t total);
+
+/*
+ * Saved state: versioned, checksummed.  Loading checks the file belongs
+ * to a drive with the same profile and geometry.
+ */
+bool h3100_model_save(H3100Model *m, const char *path, GError **errp);
+H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
+                             GError **errp);
+
+#endif

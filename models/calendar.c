@@ -1,0 +1,90 @@
+/*
+ * A resource calendar: see calendar.h.
+ */
+#include <string.h>
+#include <glib.h>
+
+#include "calendar.h"
+
+void cal_init(Calendar *c)
+{
+    memset(c, 0, sizeof(*c));
+}
+
+void cal_destroy(Calendar *c)
+{
+    g_free(c->span);
+    cal_init(c);
+}
+
+void cal_clear(Calendar *c)
+{
+    c->len = 0;
+}
+
+static void forget_past(Calendar *c, uint64_t forget)
+{
+    uint32_t drop = 0;
+
+    while (drop < c->len && c->span[drop].end <= forget) {
+        drop++;
+    }
+    if (drop) {
+        memmove(c->span, c->span + drop, (c->len - drop) * sizeof(CalSpan));
+        c->len -= drop;
+    }
+}
+
+uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget)
+{
+    uint64_t start = t;
+    uint32_t i;
+
+    uint32_t lo = 0, hi;
+
+    forget_past(c, forget);
+    /* spans are disjoint and sorted, so their ends are sorted too: skip
+     * every span that ends before @t */
+    hi = c->len;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+
+        if (c->span[mid].end <= t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (i = lo; i < c->len; i++) {
+        if (start + len <= c->span[i].start) {
+            break;                    /* fits in the gap before span i */
+        }
+        if (c->span[i].end > start) {
+            start = c->span[i].end;
+        }
+    }
+    /* merge with a neighbour that touches, or insert at i */
+    if (i > 0 && c->span[i - 1].end == start) {
+        c->span[i - 1].end = start + len;
+        if (i < c->len && c->span[i].start == start + len) {
+            c->span[i - 1].end = c->span[i].end;
+            memmove(c->span + i, c->span + i + 1,
+                    (c->len - i - 1) * sizeof(CalSpan));
+            c->len--;
+        }
+        return start + len;
+    }
+    if (i < c->len && c->span[i].start == start + len) {
+        c->span[i].start = start;
+        return start + len;
+    }
+    if (c->len == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 16;
+        c->span = g_renew(CalSpan, c->span, c->cap);
+    }
+    memmove(c->span + i + 1, c->span + i, (c->len - i) * sizeof(CalSpan));
+    c->span[i].start = start;
+    c->span[i].end = start + len;
+    c->len++;
+    return start + len;
+}

@@ -1,0 +1,213 @@
+/*
+ * FTL: set-up, host writes and deallocation, format, and the invariant
+ * check.  Mapping tables are in ftl_map.c, reclaim in gc.c, wear in
+ * wear.c, bad blocks in badblock.c.
+ */
+#include <string.h>
+
+#include "ftl.h"
+#include "hugealloc.h"
+
+bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp)
+{
+    memset(f, 0, sizeof(*f));
+    f->cfg = cfg;
+    f->user_slots = h3100_user_slots(cfg);
+    f->sps = h3100_slots_per_superblock(cfg);
+    f->spu = h3100_slots_per_unit(cfg);
+    f->spp = h3100_slots_per_page(cfg);
+    f->dies = h3100_dies(cfg);
+    f->planes = cfg->geo.planes_per_die;
+    f->nsb = h3100_superblocks(cfg);
+    f->nchunks = (f->user_slots + FTL_CHUNK_SLOTS - 1) / FTL_CHUNK_SLOTS;
+    f->l2p = g_new0(uint32_t *, f->nchunks);
+    f->sb = g_new0(Superblock, f->nsb);
+    f->sb_block = g_new0(uint16_t, (size_t)f->nsb * f->dies * f->planes);
+    f->free_list = g_new(uint32_t, f->nsb);
+    f->victim = FTL_NO_SB;
+    for (uint32_t s = 0; s < FTL_STREAMS; s++) {
+        f->open[s] = FTL_NO_SB;
+    }
+    rng_seed(&f->rng, cfg->seed ^ 0x6261646221ULL);
+    if (!bb_init(f, errp)) {
+        ftl_destroy(f);
+        return false;
+    }
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        if (f->sb[i].state == SB_FREE) {
+            f->free_list[f->nfree++] = i;
+        }
+    }
+    return true;
+}
+
+void ftl_destroy(Ftl *f)
+{
+    for (uint64_t i = 0; f->l2p && i < f->nchunks; i++) {
+        huge_free(f->l2p[i]);
+    }
+    for (uint32_t i = 0; f->sb && i < f->nsb; i++) {
+        ftl_sb_free_arrays(f, i);
+    }
+    g_free(f->l2p);
+    g_free(f->sb);
+    g_free(f->sb_block);
+    g_free(f->free_list);
+    bb_destroy(&f->bb);
+    memset(f, 0, sizeof(*f));
+}
+
+void ftl_set_hooks(Ftl *f, const FtlHooks *hooks)
+{
+    if (hooks) {
+        f->hooks = *hooks;
+    } else {
+        memset(&f->hooks, 0, sizeof(f->hooks));
+    }
+}
+
+bool ftl_write(Ftl *f, uint64_t lpn, uint32_t stream)
+{
+    uint32_t old = ftl_lookup(f, lpn);
+    uint64_t ppn;
+
+    if (f->open[stream] == FTL_NO_SB && !ftl_gc_make_room(f)) {
+        return false;
+    }
+    if (old != FTL_UNMAPPED) {
+        ftl_invalidate(f, old);
+    }
+    ppn = ftl_place(f, stream, lpn);
+    ftl_map_set(f, lpn, (uint32_t)ppn);
+    f->stats.host_slots++;
+    ftl_gc_pace(f);
+    return true;
+}
+
+void ftl_trim(Ftl *f, uint64_t lpn)
+{
+    uint32_t old = ftl_lookup(f, lpn);
+
+    if (old != FTL_UNMAPPED) {
+        ftl_invalidate(f, old);
+        ftl_map_set(f, lpn, FTL_UNMAPPED);
+        f->stats.trimmed_slots++;
+    }
+}
+
+/*
+ * Format: the namespace's data is gone, so every mapping goes and every
+ * superblock with data becomes reclaimable at no cost (no valid slots).
+ */
+void ftl_forget_all(Ftl *f)
+{
+    for (uint64_t i = 0; i < f->nchunks; i++) {
+        huge_free(f->l2p[i]);
+        f->l2p[i] = NULL;
+    }
+    f->mapped = 0;
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        f->sb[i].valid = 0;
+    }
+}
+
+/* Sanitize (block erase): every block that held data is erased now. */
+void ftl_erase_all(Ftl *f)
+{
+    ftl_forget_all(f);
+    for (uint32_t s = 0; s < FTL_STREAMS; s++) {
+        if (f->open[s] != FTL_NO_SB) {
+            f->sb[f->open[s]].state = SB_CLOSED;
+            f->open[s] = FTL_NO_SB;
+        }
+    }
+    f->victim = FTL_NO_SB;
+    f->credit = 0;
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        SbState st = f->sb[i].state;
+
+        if (st == SB_CLOSED || st == SB_VICTIM) {
+            ftl_sb_free_arrays(f, i);
+            if (bb_erase_superblock(f, i)) {
+                ftl_put_free(f, i);
+            }
+        }
+    }
+}
+
+static bool check_fail(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static bool check_fail(GString *why, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    g_string_append_vprintf(why, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool ftl_check(const Ftl *f, GString *why)
+{
+    uint64_t total_valid = 0, mapped = 0;
+    uint32_t free_count = 0;
+
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        const Superblock *sb = &f->sb[i];
+        uint64_t valid = 0;
+
+        if (sb->state == SB_FREE) {
+            free_count++;
+        }
+        if (!sb->p2l) {
+            if (sb->valid) {
+                return check_fail(why, "superblock %u counts %u valid slots "
+                                  "but has no reverse map", i, sb->valid);
+            }
+            continue;
+        }
+        if (sb->state == SB_FREE) {
+            return check_fail(why, "free superblock %u holds a reverse map",
+                              i);
+        }
+        for (uint64_t s = 0; s < sb->wp; s++) {
+            if (sb->p2l[s] >= f->user_slots) {
+                return check_fail(why, "slot %" PRIu64 " of superblock %u "
+                                  "names lpn %u, beyond the drive", s, i,
+                                  sb->p2l[s]);
+            }
+            valid += ftl_slot_valid(f, i, s);
+        }
+        if (valid != sb->valid) {
+            return check_fail(why, "superblock %u counts %u valid slots, its "
+                              "reverse map shows %" PRIu64, i, sb->valid,
+                              valid);
+        }
+        total_valid += valid;
+    }
+    if (free_count != f->nfree) {
+        return check_fail(why, "%u free superblocks, free list holds %u",
+                          free_count, f->nfree);
+    }
+    for (uint64_t lpn = 0; lpn < f->user_slots; lpn++) {
+        uint32_t ppn = ftl_lookup(f, lpn);
+        FtlAddr a;
+
+        if (ppn == FTL_UNMAPPED) {
+            continue;
+        }
+        mapped++;
+        a = ftl_addr(f, ppn);
+        if (a.sb >= f->nsb || !f->sb[a.sb].p2l || a.slot >= f->sb[a.sb].wp ||
+            f->sb[a.sb].p2l[a.slot] != lpn) {
+            return check_fail(why, "lpn %" PRIu64 " maps to %u, whose reverse "
+                              "map does not name it", lpn, ppn);
+        }
+    }
+    if (mapped != total_valid || mapped != f->mapped) {
+        return check_fail(why, "%" PRIu64 " mapped lpns, %" PRIu64 " valid "
+                          "slots, counter %" PRIu64, mapped, total_valid,
+                          f->mapped);
+    }
+    return true;
+}

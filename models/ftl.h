@@ -1,0 +1,218 @@
+/*
+ * Flash translation layer: page mapping, superblocks, reclaim, wear.
+ *
+ * The FTL keeps metadata only (which logical 4 KiB slot lives where); the
+ * data itself stays in the host's backing file.  It calls FtlHooks when
+ * something takes NAND time (a unit to program, a page to read for
+ * reclaim, a superblock to erase), so the same code runs timed under the
+ * model and untimed for precondition fast-forward.
+ *
+ * A slot is valid when the logical map still points at it:
+ * l2p[p2l[slot]] == ppn.  Overwrites and deallocations only change the
+ * logical map and a superblock's valid count, so they touch no reverse
+ * table, and no validity bitmap is needed.
+ *
+ * Physical slot numbers (ppn) are sb * slots_per_sb + slot.  Inside a
+ * superblock, program unit u = slot / slots_per_unit goes to die
+ * u % dies, word line u / dies; inside a unit slots run page type major,
+ * then plane, then 4 KiB piece, so 32 KiB in a row is a multi-plane page.
+ */
+#ifndef H3100_FTL_H
+#define H3100_FTL_H
+
+#include "h3100/config.h"
+#include "rng.h"
+
+#define FTL_UNMAPPED UINT32_MAX
+#define FTL_NO_SB UINT32_MAX
+#define FTL_CHUNK_SHIFT 19u              /* 2 MiB of map entries */
+#define FTL_CHUNK_SLOTS (1u << FTL_CHUNK_SHIFT)
+#define FTL_GC_STREAM H3100_MAX_STREAMS   /* index of reclaim's stream */
+#define FTL_STREAMS (H3100_MAX_STREAMS + 1)
+
+typedef enum SbState {
+    SB_FREE,
+    SB_OPEN,
+    SB_CLOSED,
+    SB_VICTIM,                        /* closed, being reclaimed */
+    SB_RETIRED,                       /* lost a block with no spare */
+} SbState;
+
+typedef struct Superblock {
+    uint32_t *p2l;                    /* lpn per slot while in use */
+    uint32_t valid;                   /* slots the logical map points at */
+    uint32_t wp;                      /* slots written */
+    uint32_t erase_count;
+    uint8_t state;
+    uint8_t stream;
+} Superblock;
+
+typedef struct FtlHooks {
+    void *opaque;
+    /* unit @unit of @sb, written by @stream, is full: program it */
+    void (*unit_full)(void *opaque, uint32_t stream, uint32_t sb,
+                      uint32_t unit);
+    /* reclaim reads @nslots valid slots of the page holding @ppn */
+    void (*gc_read)(void *opaque, uint64_t ppn, uint32_t nslots);
+    /* reclaim moved one slot (firmware work) */
+    void (*gc_moved)(void *opaque);
+    /* @sb was erased */
+    void (*erased)(void *opaque, uint32_t sb);
+} FtlHooks;
+
+typedef struct FtlStats {
+    uint64_t host_slots;              /* slots written by the host */
+    uint64_t gc_slots;                /* slots moved by reclaim */
+    uint64_t gc_victims;
+    uint64_t wl_victims;              /* victims chosen for wear */
+    uint64_t sb_erases;
+    uint64_t block_erases;
+    uint64_t trimmed_slots;
+    uint64_t fg_gc_slots;             /* moved while below gc_fg_free */
+    uint64_t emergency_gc;            /* host waited for a whole victim */
+} FtlStats;
+
+typedef struct BadBlocks {
+    uint32_t planes;                  /* planes in the drive */
+    uint32_t blocks;                  /* per plane */
+    uint8_t *state;                   /* per block: BB_SPARE/USED/BAD */
+    uint32_t *erase_count;            /* per block */
+    uint32_t *spares_left;            /* per plane */
+    uint32_t initial_spares;          /* the fewest any plane started with */
+    uint64_t factory_bad;
+    uint64_t grown_bad;
+    uint64_t used_blocks;
+    uint64_t used_block_erases;       /* sum over blocks in use */
+} BadBlocks;
+
+enum { BB_SPARE = 0, BB_USED = 1, BB_BAD = 2 };
+
+typedef struct Ftl {
+    const H3100Config *cfg;
+    uint64_t user_slots;
+    uint64_t sps;                     /* slots per superblock */
+    uint32_t spu;                     /* slots per program unit */
+    uint32_t spp;                     /* slots per NAND page */
+    uint32_t dies;
+    uint32_t planes;                  /* per die */
+    uint32_t nsb;
+    uint64_t nchunks;
+    uint32_t **l2p;                   /* chunked, allocated on first write */
+    uint64_t mapped;                  /* slots with a mapping */
+    Superblock *sb;
+    uint16_t *sb_block;               /* [sb][die * planes + plane] */
+    uint32_t *free_list;
+    uint32_t nfree;
+    uint32_t open[FTL_STREAMS];       /* open superblock per stream */
+    /* reclaim */
+    uint32_t victim;
+    uint64_t cursor;                  /* next slot of the victim to scan */
+    uint64_t credit;                  /* host slots not yet paid for */
+    uint64_t ratio_num;               /* moves per ratio_den host slots */
+    uint64_t ratio_den;
+    uint64_t last_read_page;          /* page reclaim read last */
+    BadBlocks bb;
+    Rng rng;
+    FtlHooks hooks;
+    FtlStats stats;
+    uint64_t sb_bytes;                /* bytes of per-superblock arrays */
+} Ftl;
+
+bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp);
+void ftl_destroy(Ftl *f);
+void ftl_set_hooks(Ftl *f, const FtlHooks *hooks);
+
+/* Host operations, one 4 KiB slot at a time. */
+/* false: no space left (too many bad blocks); the drive is read-only */
+bool ftl_write(Ftl *f, uint64_t lpn, uint32_t stream);
+void ftl_trim(Ftl *f, uint64_t lpn);
+void ftl_forget_all(Ftl *f);          /* format: every slot unmapped */
+void ftl_erase_all(Ftl *f);           /* sanitize: and every block erased */
+
+static inline uint32_t ftl_lookup(const Ftl *f, uint64_t lpn)
+{
+    const uint32_t *chunk = f->l2p[lpn >> FTL_CHUNK_SHIFT];
+
+    return chunk ? chunk[lpn & (FTL_CHUNK_SLOTS - 1)] : FTL_UNMAPPED;
+}
+
+/*
+ * Start fetching @p's cache line.  An asm statement, because GCC judges
+ * a helper that only calls __builtin_prefetch free of side effects and
+ * drops calls to it.
+ */
+static inline void ftl_prefetch_line(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p);
+#endif
+}
+
+static inline void ftl_prefetch(const Ftl *f, uint64_t lpn)
+{
+    const uint32_t *chunk = f->l2p[lpn >> FTL_CHUNK_SHIFT];
+
+    if (chunk) {
+        ftl_prefetch_line(&chunk[lpn & (FTL_CHUNK_SLOTS - 1)]);
+    }
+}
+
+/* Is @slot of superblock @sbi, written before, still valid? */
+static inline bool ftl_slot_valid(const Ftl *f, uint32_t sbi, uint64_t slot)
+{
+    return ftl_lookup(f, f->sb[sbi].p2l[slot]) ==
+           (uint64_t)sbi * f->sps + slot;
+}
+
+/* Where a physical slot is. */
+typedef struct FtlAddr {
+    uint32_t sb;
+    uint32_t slot;
+    uint32_t unit;
+    uint32_t die;
+    uint32_t plane;
+    uint32_t ptype;
+} FtlAddr;
+
+FtlAddr ftl_addr(const Ftl *f, uint64_t ppn);
+
+/* Has @ppn's unit been handed to the NAND yet? */
+bool ftl_unit_is_full(const Ftl *f, uint64_t ppn);
+
+/* Reclaim (gc.c). */
+void ftl_gc_pace(Ftl *f);
+/* Reclaim until a host stream may open a superblock; false if it can't */
+bool ftl_gc_make_room(Ftl *f);
+bool ftl_gc_idle_wanted(const Ftl *f);
+void ftl_gc_step(Ftl *f, uint32_t slots);
+
+/* Map internals shared by ftl.c and gc.c (ftl_map.c). */
+void ftl_map_set(Ftl *f, uint64_t lpn, uint32_t ppn);
+void ftl_invalidate(Ftl *f, uint32_t ppn);
+void ftl_sb_alloc_arrays(Ftl *f, uint32_t sb);
+void ftl_sb_free_arrays(Ftl *f, uint32_t sb);
+uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn);
+
+/* Free superblocks and wear (wear.c). */
+uint32_t ftl_take_free(Ftl *f, bool coldest);
+void ftl_put_free(Ftl *f, uint32_t sb);
+uint32_t ftl_pick_wear_victim(const Ftl *f);
+void ftl_erase_counts(const Ftl *f, uint32_t *min, uint32_t *max,
+                      double *avg);
+
+/* Bad blocks (badblock.c). */
+bool bb_init(Ftl *f, GError **errp);
+void bb_destroy(BadBlocks *bb);
+/* Erase @sb's blocks: count wear, replace blocks that fail. */
+bool bb_erase_superblock(Ftl *f, uint32_t sb);
+uint32_t bb_available_spare_pct(const BadBlocks *bb);
+
+/* Memory the FTL holds, in bytes. */
+uint64_t ftl_memory_bytes(const Ftl *f);
+
+/* Check every mapping invariant; on failure say which in @why. */
+bool ftl_check(const Ftl *f, GString *why);
+
+#endif

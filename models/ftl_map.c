@@ -1,0 +1,147 @@
+/*
+ * FTL mapping tables: logical-to-physical (chunked, allocated on first
+ * write so an unwritten drive costs almost nothing), and per superblock
+ * physical-to-logical (allocated while the superblock holds data).  About
+ * 4 + 4 * raw/user bytes per written slot.
+ */
+#include <string.h>
+
+#include "ftl.h"
+#include "hugealloc.h"
+
+static uint32_t *chunk_for_write(Ftl *f, uint64_t lpn)
+{
+    uint32_t **slot = &f->l2p[lpn >> FTL_CHUNK_SHIFT];
+
+    if (G_UNLIKELY(!*slot)) {
+        *slot = huge_alloc(FTL_CHUNK_SLOTS * sizeof(uint32_t));
+        memset(*slot, 0xff, FTL_CHUNK_SLOTS * sizeof(uint32_t));
+    }
+    return *slot;
+}
+
+void ftl_map_set(Ftl *f, uint64_t lpn, uint32_t ppn)
+{
+    uint32_t *chunk = chunk_for_write(f, lpn);
+    uint32_t *e = &chunk[lpn & (FTL_CHUNK_SLOTS - 1)];
+
+    if (*e == FTL_UNMAPPED && ppn != FTL_UNMAPPED) {
+        f->mapped++;
+    } else if (*e != FTL_UNMAPPED && ppn == FTL_UNMAPPED) {
+        f->mapped--;
+    }
+    *e = ppn;
+}
+
+/* The caller repoints the logical map, which is what invalidates. */
+void ftl_invalidate(Ftl *f, uint32_t ppn)
+{
+    f->sb[ppn / f->sps].valid--;
+}
+
+void ftl_sb_alloc_arrays(Ftl *f, uint32_t sbi)
+{
+    Superblock *sb = &f->sb[sbi];
+
+    if (!sb->p2l) {
+        sb->p2l = huge_alloc(f->sps * sizeof(uint32_t));
+        f->sb_bytes += f->sps * sizeof(uint32_t);
+    }
+}
+
+void ftl_sb_free_arrays(Ftl *f, uint32_t sbi)
+{
+    Superblock *sb = &f->sb[sbi];
+
+    if (sb->p2l) {
+        huge_free(sb->p2l);
+        sb->p2l = NULL;
+        f->sb_bytes -= f->sps * sizeof(uint32_t);
+    }
+}
+
+/*
+ * Open a new superblock for @stream.  Host streams take the least worn
+ * free superblock; reclaim takes the most worn, since what it moves has
+ * proven cold (the static half of wear levelling).
+ */
+static void open_superblock(Ftl *f, uint32_t stream)
+{
+    uint32_t sbi = ftl_take_free(f, stream != FTL_GC_STREAM);
+    Superblock *sb = &f->sb[sbi];
+
+    ftl_sb_alloc_arrays(f, sbi);
+    sb->state = SB_OPEN;
+    sb->stream = stream;
+    sb->wp = 0;
+    sb->valid = 0;
+    f->open[stream] = sbi;
+}
+
+/*
+ * Append @lpn to @stream's open superblock; returns its new ppn.  The
+ * caller updates the logical map.  Host streams only take a superblock
+ * when one stays free for reclaim's destination.
+ */
+uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
+{
+    uint32_t sbi = f->open[stream];
+    Superblock *sb;
+    uint32_t slot;
+
+    if (sbi == FTL_NO_SB) {
+        open_superblock(f, stream);
+        sbi = f->open[stream];
+    }
+    sb = &f->sb[sbi];
+    slot = sb->wp++;
+    sb->p2l[slot] = (uint32_t)lpn;
+    sb->valid++;
+    if (sb->wp % f->spu == 0 && f->hooks.unit_full) {
+        f->hooks.unit_full(f->hooks.opaque, stream, sbi,
+                           sb->wp / f->spu - 1);
+    }
+    if (sb->wp == f->sps) {
+        sb->state = SB_CLOSED;
+        f->open[stream] = FTL_NO_SB;
+    }
+    return (uint64_t)sbi * f->sps + slot;
+}
+
+FtlAddr ftl_addr(const Ftl *f, uint64_t ppn)
+{
+    FtlAddr a;
+    uint32_t within;
+
+    a.sb = ppn / f->sps;
+    a.slot = ppn - (uint64_t)a.sb * f->sps;
+    a.unit = a.slot / f->spu;
+    a.die = a.unit % f->dies;
+    within = a.slot - a.unit * f->spu;
+    a.ptype = within / (f->spp * f->planes);
+    a.plane = (within / f->spp) % f->planes;
+    return a;
+}
+
+bool ftl_unit_is_full(const Ftl *f, uint64_t ppn)
+{
+    FtlAddr a = ftl_addr(f, ppn);
+    const Superblock *sb = &f->sb[a.sb];
+
+    return sb->state != SB_OPEN || (a.unit + 1) * f->spu <= sb->wp;
+}
+
+uint64_t ftl_memory_bytes(const Ftl *f)
+{
+    uint64_t chunks = 0;
+
+    for (uint64_t i = 0; i < f->nchunks; i++) {
+        chunks += f->l2p[i] != NULL;
+    }
+    return chunks * FTL_CHUNK_SLOTS * sizeof(uint32_t) +
+           f->nchunks * sizeof(uint32_t *) + f->sb_bytes +
+           (uint64_t)f->nsb * (sizeof(Superblock) + sizeof(uint32_t) +
+                               f->dies * f->planes * sizeof(uint16_t)) +
+           (uint64_t)f->bb.planes * f->bb.blocks *
+           (sizeof(uint8_t) + sizeof(uint32_t));
+}

@@ -1,0 +1,530 @@
+/*
+ * The drive model: where a command's time goes.
+ *
+ *   doorbell -> SQ fetch -> firmware on a core -> NAND / DRAM -> PCIe
+ *   -> completion entry and interrupt
+ *
+ * Reads wait for the NAND (or find data in the write buffer, in
+ * read-ahead, or nowhere at all when unmapped).  Writes wait for room in
+ * the power-loss-protected write buffer, then complete; the FTL hands
+ * full program units to the NAND in the background, and reclaim competes
+ * with them for dies and cores.
+ */
+#include <string.h>
+
+#include "model_priv.h"
+#include "timeline.h"
+
+#define IDLE_RECLAIM_AFTER_NS 1000000ULL  /* host quiet this long */
+#define IDLE_RECLAIM_STEPS 256u
+
+static UnitDone *unit_entry(H3100Model *m, uint64_t gid)
+{
+    return &m->units[gid % UNIT_TABLE];
+}
+
+/* Is the data of @ppn still only in controller DRAM at @t? */
+static bool in_buffer(H3100Model *m, uint64_t ppn, uint64_t t)
+{
+    FtlAddr a;
+    UnitDone *e;
+
+    if (!ftl_unit_is_full(&m->ftl, ppn)) {
+        return true;
+    }
+    a = ftl_addr(&m->ftl, ppn);
+    e = unit_entry(m, (uint64_t)a.sb * m->units_per_sb + a.unit);
+    return e->unit == (uint64_t)a.sb * m->units_per_sb + a.unit + 1 &&
+           e->done > t;
+}
+
+/* FTL hooks: the FTL decided, the NAND and cores pay. */
+
+static void hook_unit_full(void *opaque, uint32_t stream, uint32_t sb,
+                           uint32_t unit)
+{
+    H3100Model *m = opaque;
+    uint64_t gid = (uint64_t)sb * m->units_per_sb + unit;
+    uint32_t die = unit % m->ftl.dies;
+    uint64_t ready = tl_max(m->now, m->sb_erased_at[sb]);
+    uint64_t done;
+    UnitDone *e;
+
+    if (stream == FTL_GC_STREAM) {
+        ready = tl_max(ready, m->gc_unit_ready);
+        m->gc_unit_ready = 0;
+    }
+    if (stream != FTL_GC_STREAM) {
+        uint32_t bytes = m->ftl.spu * H3100_SLOT_BYTES;
+
+        done = nand_program(&m->nand, ready, die, bytes);
+        wbuf_handed_over(&m->wbuf, bytes);
+    } else {
+        done = nand_program(&m->nand, ready, die, 0);
+    }
+    e = unit_entry(m, gid);
+    e->unit = gid + 1;
+    e->done = done;
+}
+
+/* Host reads may suspend a program; reclaim's reads wait their turn. */
+static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
+                          uint32_t nslots, bool for_host)
+{
+    FtlAddr a = ftl_addr(&m->ftl, ppn);
+
+    m->c.nand_read_bytes += m->cfg.geo.page_bytes;
+    return nand_read(&m->nand, t, a.die, a.plane, a.ptype, nslots,
+                     for_host) + m->cfg.ctrl.ecc_ns;
+}
+
+static void hook_gc_read(void *opaque, uint64_t ppn, uint32_t nslots)
+{
+    H3100Model *m = opaque;
+
+    if (in_buffer(m, ppn, m->now)) {
+        return;
+    }
+    m->gc_unit_ready = tl_max(m->gc_unit_ready,
+                              read_page(m, m->now, ppn, nslots, false));
+}
+
+static void hook_gc_moved(void *opaque)
+{
+    H3100Model *m = opaque;
+
+    cores_run(&m->cores, m->now, m->cfg.ctrl.gc_slot_ns);
+}
+
+static void hook_erased(void *opaque, uint32_t sb)
+{
+    H3100Model *m = opaque;
+    uint64_t done = m->now;
+
+    for (uint32_t d = 0; d < m->ftl.dies; d++) {
+        done = tl_max(done, nand_erase(&m->nand, m->now, d));
+    }
+    m->sb_erased_at[sb] = done;
+}
+
+void model_attach_hooks(H3100Model *m)
+{
+    FtlHooks hooks = {
+        .opaque = m,
+        .unit_full = hook_unit_full,
+        .gc_read = hook_gc_read,
+        .gc_moved = hook_gc_moved,
+        .erased = hook_erased,
+    };
+
+    ftl_set_hooks(&m->ftl, m->timing ? &hooks : NULL);
+}
+
+H3100Model *h3100_model_new(const H3100Config *cfg, GError **errp)
+{
+    H3100Model *m;
+
+    if (!h3100_config_validate(cfg, errp)) {
+        return NULL;
+    }
+    m = g_new0(H3100Model, 1);
+    m->cfg = *cfg;
+    if (!ftl_init(&m->ftl, &m->cfg, errp)) {
+        g_free(m);
+        return NULL;
+    }
+    nand_init(&m->nand, &m->cfg);
+    link_init(&m->link, &m->cfg.link);
+    cores_init(&m->cores, m->cfg.ctrl.cores);
+    wbuf_init(&m->wbuf, m->cfg.cache.write_buffer_bytes);
+    ra_init(&m->ra, &m->cfg);
+    m->sb_erased_at = g_new0(uint64_t, m->ftl.nsb);
+    m->units_per_sb = m->ftl.sps / m->ftl.spu;
+    m->units = g_new0(UnitDone, UNIT_TABLE);
+    m->timing = true;
+    model_attach_hooks(m);
+    return m;
+}
+
+void h3100_model_free(H3100Model *m)
+{
+    if (!m) {
+        return;
+    }
+    ftl_destroy(&m->ftl);
+    nand_destroy(&m->nand);
+    link_destroy(&m->link);
+    ra_destroy(&m->ra);
+    g_free(m->sb_erased_at);
+    g_free(m->units);
+    g_free(m);
+}
+
+const H3100Config *h3100_model_config(const H3100Model *m)
+{
+    return &m->cfg;
+}
+
+void h3100_model_set_timing(H3100Model *m, bool on)
+{
+    m->timing = on;
+    model_attach_hooks(m);
+}
+
+void h3100_model_reset_time(H3100Model *m)
+{
+    nand_reset_time(&m->nand);
+    link_reset_time(&m->link);
+    cores_reset_time(&m->cores);
+    wbuf_reset_time(&m->wbuf);
+    ra_reset_time(&m->ra);
+    memset(m->sb_erased_at, 0, sizeof(uint64_t) * m->ftl.nsb);
+    memset(m->units, 0, sizeof(UnitDone) * UNIT_TABLE);
+    m->gc_unit_ready = 0;
+    m->now = 0;
+    m->last_now = 0;
+}
+
+/*
+ * When the data of [lpn, lpn + n) is in controller SRAM/DRAM, reading
+ * what the NAND must from @t.  Slots of one page read together once.
+ */
+static uint64_t read_slots(H3100Model *m, uint64_t t, uint64_t lpn,
+                           uint64_t n, bool host)
+{
+    uint64_t ready = t, group_page = UINT64_MAX, group_ppn = 0;
+    uint32_t group_n = 0;
+
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r, ppn;
+
+        if (host && ra_lookup(&m->ra, lpn + i, &r)) {
+            ready = tl_max(ready, r);
+            m->c.ra_hits++;
+            continue;
+        }
+        ppn = ftl_lookup(&m->ftl, lpn + i);
+        if (ppn == FTL_UNMAPPED) {
+            m->c.unmapped_reads += host;
+            continue;
+        }
+        if (in_buffer(m, ppn, t)) {
+            m->c.buffer_read_hits += host;
+            continue;
+        }
+        if (!host) {
+            m->c.ra_slots_read++;
+        }
+        if (ppn / m->ftl.spp == group_page) {
+            group_n++;
+            continue;
+        }
+        if (group_n) {
+            ready = tl_max(ready, read_page(m, t, group_ppn, group_n, true));
+        }
+        group_page = ppn / m->ftl.spp;
+        group_ppn = ppn;
+        group_n = 1;
+    }
+    if (group_n) {
+        ready = tl_max(ready, read_page(m, t, group_ppn, group_n, true));
+    }
+    return ready;
+}
+
+static void prefetch(H3100Model *m, uint64_t t, uint64_t lpn, uint64_t n)
+{
+    RaFetch fetch[2];
+    uint32_t k = ra_observe(&m->ra, lpn, n, fetch);
+
+    for (uint32_t i = 0; i < k; i++) {
+        uint64_t ready = read_slots(m, t, fetch[i].start,
+                                    fetch[i].end - fetch[i].start, false);
+        ra_filled(&m->ra, &fetch[i], ready);
+    }
+}
+
+static uint64_t cmd_start(H3100Model *m, uint64_t now, uint64_t core_ns)
+{
+    return cores_run(&m->cores, now + m->cfg.link.sq_fetch_ns, core_ns);
+}
+
+static uint64_t post_completion(H3100Model *m, uint64_t t)
+{
+    return t + m->cfg.link.cq_post_ns;
+}
+
+static uint64_t do_read(H3100Model *m, uint64_t now, const H3100Io *io,
+                        uint64_t lpn, uint64_t n)
+{
+    const H3100CtrlTiming *c = &m->cfg.ctrl;
+    uint64_t t = cmd_start(m, now, c->read_cmd_ns + n * c->read_slot_ns);
+    uint64_t ready = read_slots(m, t, lpn, n, true);
+
+    prefetch(m, t, lpn, n);
+    ready += c->read_fw_ns;
+    if (io->op == H3100_OP_COMPARE) {
+        /* the controller fetches the host's copy and compares */
+        ready = tl_max(ready, link_from_host(&m->link, t, io->length));
+        return post_completion(m, ready);
+    }
+    m->c.host_read_cmds++;
+    m->c.host_read_bytes += io->length;
+    return post_completion(m, link_to_host(&m->link, ready, io->length));
+}
+
+static bool slot_is_partial(const H3100Io *io, uint64_t lpn)
+{
+    uint64_t start = lpn * H3100_SLOT_BYTES;
+
+    return io->offset > start ||
+           io->offset + io->length < start + H3100_SLOT_BYTES;
+}
+
+/* A write of part of a slot merges with the old data: read it first. */
+static uint64_t merge_partial(H3100Model *m, uint64_t t, const H3100Io *io,
+                              uint64_t lpn, uint64_t n)
+{
+    uint64_t ready = t;
+    uint64_t ends[2] = { lpn, lpn + n - 1 };
+
+    for (int i = 0; i < (n > 1 ? 2 : 1); i++) {
+        if (slot_is_partial(io, ends[i])) {
+            m->c.unaligned_ios += i == 0 || !slot_is_partial(io, ends[0]);
+            ready = tl_max(ready, read_slots(m, t, ends[i], 1, false));
+        }
+    }
+    return ready;
+}
+
+static uint64_t do_write(H3100Model *m, uint64_t now, const H3100Io *io,
+                         uint64_t lpn, uint64_t n, H3100Status *status)
+{
+    const H3100CtrlTiming *c = &m->cfg.ctrl;
+    uint32_t stream = io->stream < H3100_MAX_STREAMS ? io->stream : 0;
+    uint64_t t = cmd_start(m, now, c->write_cmd_ns + n * c->write_slot_ns);
+    uint64_t bytes = n * H3100_SLOT_BYTES;
+
+    if (m->read_only) {
+        *status = H3100_READ_ONLY;
+        return post_completion(m, t);
+    }
+    t = merge_partial(m, t, io, lpn, n);
+    t = wbuf_admit(&m->wbuf, &m->nand, t, bytes);
+    t = link_from_host(&m->link, t, io->length);
+    m->now = t;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!ftl_write(&m->ftl, lpn + i, stream)) {
+            m->read_only = true;
+            *status = H3100_READ_ONLY;
+            wbuf_cancel(&m->wbuf, (n - i) * H3100_SLOT_BYTES);
+            break;
+        }
+    }
+    ra_invalidate(&m->ra, lpn, n);
+    m->c.host_write_cmds++;
+    m->c.host_write_bytes += io->length;
+    return post_completion(m, t + c->write_fw_ns);
+}
+
+static uint64_t do_deallocate(H3100Model *m, uint64_t now, const H3100Io *io,
+                              uint64_t lpn, uint64_t n, H3100Status *status)
+{
+    const H3100CtrlTiming *c = &m->cfg.ctrl;
+    uint64_t t = cmd_start(m, now, c->trim_cmd_ns + n * c->trim_slot_ns);
+
+    m->now = t;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!slot_is_partial(io, lpn + i)) {
+            ftl_trim(&m->ftl, lpn + i);
+        } else if (io->op == H3100_OP_WRITE_ZEROES && !m->read_only &&
+                   ftl_lookup(&m->ftl, lpn + i) != FTL_UNMAPPED) {
+            /* zeroes merged into a partly kept slot are written */
+            t = tl_max(t, read_slots(m, t, lpn + i, 1, false));
+            m->now = t;
+            if (!ftl_write(&m->ftl, lpn + i, 0)) {
+                m->read_only = true;
+                *status = H3100_READ_ONLY;
+            }
+        }
+    }
+    ra_invalidate(&m->ra, lpn, n);
+    m->c.host_trim_cmds++;
+    return post_completion(m, t);
+}
+
+void h3100_model_idle(H3100Model *m, uint64_t now)
+{
+    uint64_t from = m->last_now + IDLE_RECLAIM_AFTER_NS;
+
+    if (!m->timing || now <= from || !ftl_gc_idle_wanted(&m->ftl)) {
+        return;
+    }
+    for (uint32_t i = 0; i < IDLE_RECLAIM_STEPS; i++) {
+        uint64_t t = tl_max(nand_earliest_free(&m->nand), from);
+
+        if (t >= now || !ftl_gc_idle_wanted(&m->ftl)) {
+            break;
+        }
+        m->now = t;
+        ftl_gc_step(&m->ftl, m->ftl.spu);
+    }
+}
+
+H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
+                               const H3100Io *io)
+{
+    H3100Result r = { .done_ns = now, .status = H3100_OK };
+    uint64_t lpn = io->offset / H3100_SLOT_BYTES;
+    uint64_t end = (io->offset + io->length + H3100_SLOT_BYTES - 1) /
+                   H3100_SLOT_BYTES;
+    bool ranged = io->op != H3100_OP_FLUSH && io->op != H3100_OP_ADMIN;
+    uint64_t n;
+
+    if (ranged && (io->length == 0 || end > m->ftl.user_slots ||
+                   io->offset + io->length < io->offset)) {
+        r.status = H3100_OUT_OF_RANGE;
+        return r;
+    }
+    n = end - lpn;
+    h3100_model_idle(m, now);
+    nand_set_present(&m->nand, now);
+    link_set_present(&m->link, now);
+    wbuf_occupancy(&m->wbuf, &m->nand, now);
+    m->now = now;
+    switch (io->op) {
+    case H3100_OP_READ:
+    case H3100_OP_COMPARE:
+        r.done_ns = do_read(m, now, io, lpn, n);
+        break;
+    case H3100_OP_WRITE:
+        r.done_ns = do_write(m, now, io, lpn, n, &r.status);
+        break;
+    case H3100_OP_DEALLOCATE:
+    case H3100_OP_WRITE_ZEROES:
+        r.done_ns = do_deallocate(m, now, io, lpn, n, &r.status);
+        break;
+    case H3100_OP_FLUSH:
+    case H3100_OP_ADMIN:
+    default:
+        /* the buffer is power-loss protected: a flush has nothing to wait
+         * for but the firmware */
+        r.done_ns = post_completion(m, cmd_start(m, now,
+                                                 m->cfg.ctrl.admin_cmd_ns));
+        break;
+    }
+    m->last_now = now;
+    if (!m->timing) {
+        r.done_ns = now;
+    }
+    return r;
+}
+
+void h3100_model_format(H3100Model *m)
+{
+    ftl_forget_all(&m->ftl);
+    ra_invalidate(&m->ra, 0, m->ftl.user_slots);
+}
+
+uint64_t h3100_model_sanitize(H3100Model *m, uint64_t now)
+{
+    uint64_t done = now;
+
+    ftl_erase_all(&m->ftl);
+    ra_invalidate(&m->ra, 0, m->ftl.user_slots);
+    if (!m->timing) {
+        return now;
+    }
+    /* every superblock's blocks, one erase per die at a time */
+    for (uint32_t sb = 0; sb < m->ftl.nsb; sb++) {
+        if (m->ftl.sb[sb].state == SB_RETIRED) {
+            continue;
+        }
+        for (uint32_t d = 0; d < m->ftl.dies; d++) {
+            done = tl_max(done, nand_erase(&m->nand, now, d));
+        }
+    }
+    return done;
+}
+
+bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset)
+{
+    uint64_t lpn = offset / H3100_SLOT_BYTES;
+
+    return lpn < m->ftl.user_slots &&
+           ftl_lookup(&m->ftl, lpn) != FTL_UNMAPPED;
+}
+
+uint64_t h3100_model_memory_bytes(const H3100Model *m)
+{
+    return sizeof(*m) + ftl_memory_bytes(&m->ftl) +
+           (uint64_t)m->ftl.nsb * sizeof(uint64_t) +
+           UNIT_TABLE * sizeof(UnitDone) +
+           (uint64_t)m->nand.dies * (m->nand.planes + 3) * sizeof(uint64_t);
+}
+
+char *h3100_model_check(const H3100Model *m)
+{
+    GString *why = g_string_new(NULL);
+
+    if (ftl_check(&m->ftl, why)) {
+        g_string_free(why, TRUE);
+        return NULL;
+    }
+    return g_string_free(why, FALSE);
+}
+
+void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)
+{
+    const Ftl *f = &m->ftl;
+    uint64_t programmed = (f->stats.host_slots + f->stats.gc_slots) *
+                          H3100_SLOT_BYTES;
+    double pct;
+
+    memset(h, 0, sizeof(*h));
+    h->now_ns = now;
+    h->host_read_bytes = m->c.host_read_bytes;
+    h->host_write_bytes = m->c.host_write_bytes;
+    h->host_read_cmds = m->c.host_read_cmds;
+    h->host_write_cmds = m->c.host_write_cmds;
+    h->host_trim_cmds = m->c.host_trim_cmds;
+    h->nand_write_bytes = programmed;
+    h->nand_read_bytes = m->c.nand_read_bytes;
+    h->gc_victims = f->stats.gc_victims;
+    h->gc_slots_moved = f->stats.gc_slots;
+    h->wl_victims = f->stats.wl_victims;
+    h->emergency_gc = f->stats.emergency_gc;
+    h->block_erases = f->stats.block_erases;
+    ftl_erase_counts(f, &h->erase_min, &h->erase_max, &h->erase_avg);
+    h->rated_pe = m->cfg.ftl.rated_pe;
+    pct = h->erase_avg * 100.0 / m->cfg.ftl.rated_pe;
+    h->percentage_used = pct > 255 ? 255 : (uint32_t)pct;
+    h->available_spare_pct = bb_available_spare_pct(&f->bb);
+    h->spare_threshold_pct = m->cfg.ftl.spare_threshold_pct;
+    h->factory_bad_blocks = f->bb.factory_bad;
+    h->grown_bad_blocks = f->bb.grown_bad;
+    h->total_blocks = (uint64_t)f->bb.planes * f->bb.blocks;
+    h->free_superblocks = f->nfree;
+    h->superblocks = f->nsb;
+    h->mapped_bytes = f->mapped * H3100_SLOT_BYTES;
+    h->wbuf_bytes = wbuf_occupancy(&m->wbuf, &m->nand, now);
+    h->wbuf_capacity = m->wbuf.cap;
+    h->wbuf_stalls = m->wbuf.stats.stalls;
+    h->wbuf_stall_ns = m->wbuf.stats.stall_ns;
+    h->ra_hits = m->c.ra_hits;
+    h->ra_slots_read = m->c.ra_slots_read;
+    h->suspends = m->nand.stats.suspends;
+    h->unaligned_ios = m->c.unaligned_ios;
+    h->buffer_read_hits = m->c.buffer_read_hits;
+    h->unmapped_reads = m->c.unmapped_reads;
+    h->nand_busy_ns = m->nand.stats.busy_ns;
+    for (uint32_t d = 0; d < m->nand.dies; d++) {
+        uint64_t end = m->nand.q[d].last_end;
+
+        h->nand_backlog_ns = MAX(h->nand_backlog_ns, end > now ? end - now : 0);
+    }
+    h->core_busy_ns = m->cores.busy_ns;
+    h->read_only = m->read_only;
+    h->waf = f->stats.host_slots ? (double)programmed /
+             (f->stats.host_slots * H3100_SLOT_BYTES) : 0.0;
+}

@@ -1,0 +1,58 @@
+/*
+ * The model's parts, shared by model.c, state.c and precondition.c.
+ */
+#ifndef H3100_MODEL_PRIV_H
+#define H3100_MODEL_PRIV_H
+
+#include "h3100/model.h"
+#include "cores.h"
+#include "ftl.h"
+#include "link.h"
+#include "nand.h"
+#include "readahead.h"
+#include "wbuf.h"
+
+/* Recently handed-over program units and when they finish. */
+typedef struct UnitDone {
+    uint64_t unit;                    /* sb * units_per_sb + unit, + 1 */
+    uint64_t done;
+} UnitDone;
+
+#define UNIT_TABLE 8192u
+
+typedef struct ModelCounters {
+    uint64_t host_read_bytes;
+    uint64_t host_write_bytes;
+    uint64_t host_read_cmds;
+    uint64_t host_write_cmds;
+    uint64_t host_trim_cmds;
+    uint64_t nand_read_bytes;
+    uint64_t ra_hits;
+    uint64_t ra_slots_read;
+    uint64_t unaligned_ios;
+    uint64_t buffer_read_hits;
+    uint64_t unmapped_reads;
+} ModelCounters;
+
+struct H3100Model {
+    H3100Config cfg;
+    bool timing;
+    bool read_only;
+    Ftl ftl;
+    Nand nand;
+    Link link;
+    Cores cores;
+    Wbuf wbuf;
+    ReadAhead ra;
+    uint64_t now;                     /* time of the work being charged */
+    uint64_t last_now;
+    uint64_t *sb_erased_at;           /* earliest program after erase */
+    uint64_t gc_unit_ready;           /* reclaim's data for its open unit */
+    uint64_t units_per_sb;
+    UnitDone *units;
+    ModelCounters c;
+};
+
+void model_attach_hooks(H3100Model *m);
+
+#endif

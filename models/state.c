@@ -1,0 +1,422 @@
+/*
+ * Saved drive state: the FTL's metadata, wear and counters in one file.
+ *
+ * Layout (little-endian, as the hosts this runs on):
+ *   StateHeader, then a payload of sections in a fixed order.  The header
+ *   names the drive (profile and geometry) and carries the payload's
+ *   length and CRC-32C, and its own CRC.  Loading refuses a file with a
+ *   wrong magic, version, drive, length or checksum, and bounds-checks
+ *   every index it reads, so a damaged file can never crash the model.
+ *   Timing parameters are not part of the identity: a saved drive can be
+ *   loaded with other timings.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "hugealloc.h"
+#include "model_priv.h"
+
+#define STATE_MAGIC "H3100ST\n"
+#define STATE_VERSION 1u
+
+typedef struct StateHeader {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_crc;              /* with this field zero */
+    uint64_t payload_bytes;
+    uint32_t payload_crc;
+    uint32_t family;
+    char profile[32];
+    uint64_t user_bytes;
+    uint32_t geo[8];
+    uint32_t factory_bad_ppm;
+    uint32_t reserved;
+} StateHeader;
+
+typedef struct Stream {
+    FILE *f;
+    uint32_t crc;
+    uint64_t bytes;
+    uint64_t limit;                   /* reading: payload bytes left */
+    bool failed;
+} Stream;
+
+static void fill_identity(StateHeader *h, const H3100Config *cfg)
+{
+    const H3100Geometry *g = &cfg->geo;
+
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, STATE_MAGIC, 8);
+    h->version = STATE_VERSION;
+    h->family = cfg->family;
+    g_strlcpy(h->profile, cfg->profile, sizeof(h->profile));
+    h->user_bytes = g->user_bytes;
+    h->geo[0] = g->channels;
+    h->geo[1] = g->dies_per_channel;
+    h->geo[2] = g->planes_per_die;
+    h->geo[3] = g->blocks_per_plane;
+    h->geo[4] = g->spare_blocks_per_plane;
+    h->geo[5] = g->pages_per_block;
+    h->geo[6] = g->page_bytes;
+    h->geo[7] = g->bits_per_cell;
+    h->factory_bad_ppm = cfg->ftl.factory_bad_ppm;
+}
+
+static uint32_t header_crc(const StateHeader *h)
+{
+    StateHeader copy = *h;
+
+    copy.header_crc = 0;
+    return crc32c(&copy, sizeof(copy));
+}
+
+static void put(Stream *s, const void *p, size_t n)
+{
+    if (s->failed || fwrite(p, 1, n, s->f) != n) {
+        s->failed = true;
+        return;
+    }
+    s->crc = crc32c_update(s->crc, p, n);
+    s->bytes += n;
+}
+
+static bool get(Stream *s, void *p, size_t n)
+{
+    if (s->failed || n > s->limit || fread(p, 1, n, s->f) != n) {
+        s->failed = true;
+        memset(p, 0, n);
+        return false;
+    }
+    s->crc = crc32c_update(s->crc, p, n);
+    s->limit -= n;
+    return true;
+}
+
+#define PUT(s, v) put((s), &(v), sizeof(v))
+#define GET(s, v) get((s), &(v), sizeof(v))
+
+static void save_payload(H3100Model *m, Stream *s)
+{
+    Ftl *f = &m->ftl;
+    BadBlocks *bb = &f->bb;
+    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
+    uint8_t ro = m->read_only;
+
+    PUT(s, m->c);
+    PUT(s, f->stats);
+    PUT(s, ro);
+    PUT(s, f->nfree);
+    PUT(s, f->victim);
+    PUT(s, f->cursor);
+    PUT(s, f->credit);
+    PUT(s, f->ratio_num);
+    PUT(s, f->ratio_den);
+    PUT(s, f->last_read_page);
+    PUT(s, f->open);
+    PUT(s, f->rng);
+    PUT(s, f->mapped);
+    put(s, f->free_list, sizeof(uint32_t) * f->nfree);
+    put(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
+    put(s, bb->state, nblk);
+    put(s, bb->erase_count, sizeof(uint32_t) * nblk);
+    put(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
+    PUT(s, bb->initial_spares);
+    PUT(s, bb->factory_bad);
+    PUT(s, bb->grown_bad);
+    PUT(s, bb->used_blocks);
+    PUT(s, bb->used_block_erases);
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        Superblock *sb = &f->sb[i];
+        uint8_t has = sb->p2l != NULL;
+
+        PUT(s, sb->state);
+        PUT(s, sb->stream);
+        PUT(s, sb->valid);
+        PUT(s, sb->wp);
+        PUT(s, sb->erase_count);
+        PUT(s, has);
+        if (has) {
+            put(s, sb->p2l, sizeof(uint32_t) * sb->wp);
+        }
+    }
+    for (uint64_t c = 0; c < f->nchunks; c++) {
+        uint8_t has = f->l2p[c] != NULL;
+
+        PUT(s, has);
+        if (has) {
+            put(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS);
+        }
+    }
+}
+
+bool h3100_model_save(H3100Model *m, const char *path, GError **errp)
+{
+    g_autofree char *tmp = g_strdup_printf("%s.tmp", path);
+    StateHeader h;
+    Stream s = { 0 };
+
+    s.f = fopen(tmp, "wb");
+    if (!s.f) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
+                    "cannot write drive state '%s': %s", tmp,
+                    g_strerror(errno));
+        return false;
+    }
+    fill_identity(&h, &m->cfg);
+    if (fwrite(&h, sizeof(h), 1, s.f) != 1) {
+        s.failed = true;
+    }
+    save_payload(m, &s);
+    h.payload_bytes = s.bytes;
+    h.payload_crc = s.crc;
+    h.header_crc = header_crc(&h);
+    if (!s.failed && (fseek(s.f, 0, SEEK_SET) ||
+                      fwrite(&h, sizeof(h), 1, s.f) != 1)) {
+        s.failed = true;
+    }
+    if (fflush(s.f) || fsync(fileno(s.f))) {
+        s.failed = true;
+    }
+    if (fclose(s.f) || s.failed || rename(tmp, path)) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
+                    "cannot write drive state '%s': %s", path,
+                    g_strerror(errno ? errno : EIO));
+        unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+static bool corrupt(GError **errp, const char *path, const char *what)
+{
+    g_set_error(errp, H3100_ERROR, H3100_ERROR_CORRUPT,
+                "drive state '%s' is corrupt: %s", path, what);
+    return false;
+}
+
+static bool check_identity(const StateHeader *got, const H3100Config *cfg,
+                           const char *path, GError **errp)
+{
+    StateHeader want;
+
+    fill_identity(&want, cfg);
+    if (got->family != want.family || strcmp(got->profile, want.profile) ||
+        got->user_bytes != want.user_bytes ||
+        memcmp(got->geo, want.geo, sizeof(want.geo)) ||
+        got->factory_bad_ppm != want.factory_bad_ppm) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_MISMATCH,
+                    "drive state '%s' belongs to another drive: %.32s with %"
+                    PRIu64 " bytes, %u dies; this one is %s with %" PRIu64
+                    " bytes, %u dies", path, got->profile, got->user_bytes,
+                    got->geo[0] * got->geo[1], cfg->profile,
+                    cfg->geo.user_bytes, h3100_dies(cfg));
+        return false;
+    }
+    return true;
+}
+
+static bool sb_ok(const Ftl *f, uint32_t sb)
+{
+    return sb == FTL_NO_SB || sb < f->nsb;
+}
+
+/* Read the payload into the fresh model @m; false names the bad part. */
+static const char *load_payload(H3100Model *m, Stream *s)
+{
+    Ftl *f = &m->ftl;
+    BadBlocks *bb = &f->bb;
+    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
+    uint64_t total_valid = 0, mapped = 0;
+    uint8_t ro;
+
+    GET(s, m->c);
+    GET(s, f->stats);
+    GET(s, ro);
+    m->read_only = ro;
+    GET(s, f->nfree);
+    GET(s, f->victim);
+    GET(s, f->cursor);
+    GET(s, f->credit);
+    GET(s, f->ratio_num);
+    GET(s, f->ratio_den);
+    GET(s, f->last_read_page);
+    GET(s, f->open);
+    GET(s, f->rng);
+    GET(s, f->mapped);
+    if (s->failed) {
+        return "truncated counters";
+    }
+    if (f->nfree > f->nsb || !sb_ok(f, f->victim) || f->ratio_den == 0) {
+        return "bad reclaim state";
+    }
+    for (uint32_t i = 0; i < FTL_STREAMS; i++) {
+        if (!sb_ok(f, f->open[i])) {
+            return "bad open superblock";
+        }
+    }
+    get(s, f->free_list, sizeof(uint32_t) * f->nfree);
+    get(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
+    get(s, bb->state, nblk);
+    get(s, bb->erase_count, sizeof(uint32_t) * nblk);
+    get(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
+    GET(s, bb->initial_spares);
+    GET(s, bb->factory_bad);
+    GET(s, bb->grown_bad);
+    GET(s, bb->used_blocks);
+    GET(s, bb->used_block_erases);
+    if (s->failed) {
+        return "truncated block tables";
+    }
+    for (uint32_t i = 0; i < f->nfree; i++) {
+        if (f->free_list[i] >= f->nsb) {
+            return "bad free list";
+        }
+    }
+    for (uint64_t i = 0; i < (uint64_t)f->nsb * bb->planes; i++) {
+        if (f->sb_block[i] >= bb->blocks) {
+            return "bad superblock table";
+        }
+    }
+    for (uint64_t i = 0; i < nblk; i++) {
+        if (bb->state[i] > BB_BAD) {
+            return "bad block states";
+        }
+    }
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        Superblock *sb = &f->sb[i];
+        uint8_t has;
+
+        GET(s, sb->state);
+        GET(s, sb->stream);
+        GET(s, sb->valid);
+        GET(s, sb->wp);
+        GET(s, sb->erase_count);
+        GET(s, has);
+        if (s->failed) {
+            return "truncated superblocks";
+        }
+        if (sb->state > SB_RETIRED || sb->wp > f->sps || sb->valid > sb->wp ||
+            sb->stream >= FTL_STREAMS || has > 1) {
+            return "bad superblock";
+        }
+        if (has) {
+            ftl_sb_alloc_arrays(f, i);
+            get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
+            if (s->failed) {
+                return "truncated superblock tables";
+            }
+            for (uint64_t slot = 0; slot < sb->wp; slot++) {
+                if (sb->p2l[slot] >= f->user_slots) {
+                    return "bad reverse map";
+                }
+            }
+            total_valid += sb->valid;
+        } else if (sb->valid) {
+            return "valid data without tables";
+        }
+    }
+    if (f->victim != FTL_NO_SB && !f->sb[f->victim].p2l) {
+        return "reclaim victim without tables";
+    }
+    for (uint64_t c = 0; c < f->nchunks; c++) {
+        uint8_t has;
+
+        if (!GET(s, has)) {
+            return "truncated map";
+        }
+        if (!has) {
+            continue;
+        }
+        f->l2p[c] = huge_alloc(sizeof(uint32_t) * FTL_CHUNK_SLOTS);
+        if (!get(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
+            return "truncated map";
+        }
+        for (uint32_t i = 0; i < FTL_CHUNK_SLOTS; i++) {
+            uint32_t ppn = f->l2p[c][i];
+            uint32_t sb = ppn / f->sps;
+
+            if (ppn == FTL_UNMAPPED) {
+                continue;
+            }
+            if (sb >= f->nsb || !f->sb[sb].p2l ||
+                ppn % f->sps >= f->sb[sb].wp ||
+                c * FTL_CHUNK_SLOTS + i >= f->user_slots) {
+                return "bad map entry";
+            }
+            mapped++;
+        }
+    }
+    if (mapped != f->mapped || mapped != total_valid) {
+        return "map and valid counts disagree";
+    }
+    return NULL;
+}
+
+H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
+                             GError **errp)
+{
+    StateHeader h;
+    Stream s = { 0 };
+    H3100Model *m;
+    const char *bad;
+    int extra;
+
+    s.f = fopen(path, "rb");
+    if (!s.f) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
+                    "cannot open drive state '%s': %s", path,
+                    g_strerror(errno));
+        return NULL;
+    }
+    if (fread(&h, sizeof(h), 1, s.f) != 1) {
+        fclose(s.f);
+        corrupt(errp, path, "shorter than its header");
+        return NULL;
+    }
+    if (memcmp(h.magic, STATE_MAGIC, 8)) {
+        fclose(s.f);
+        corrupt(errp, path, "not an H3100 drive state file");
+        return NULL;
+    }
+    if (h.version != STATE_VERSION) {
+        fclose(s.f);
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_MISMATCH,
+                    "drive state '%s' has version %u; this build reads "
+                    "version %u", path, h.version, STATE_VERSION);
+        return NULL;
+    }
+    if (h.header_crc != header_crc(&h)) {
+        fclose(s.f);
+        corrupt(errp, path, "header checksum mismatch");
+        return NULL;
+    }
+    if (!check_identity(&h, cfg, path, errp)) {
+        fclose(s.f);
+        return NULL;
+    }
+    m = h3100_model_new(cfg, errp);
+    if (!m) {
+        fclose(s.f);
+        return NULL;
+    }
+    /* a fresh model holds no superblock tables yet; loading fills them */
+    s.limit = h.payload_bytes;
+    bad = load_payload(m, &s);
+    extra = fgetc(s.f);
+    fclose(s.f);
+    if (!bad && (s.limit || extra != EOF)) {
+        bad = "length does not match its header";
+    }
+    if (!bad && s.crc != h.payload_crc) {
+        bad = "payload checksum mismatch";
+    }
+    if (bad) {
+        h3100_model_free(m);
+        corrupt(errp, path, bad);
+        return NULL;
+    }
+    return m;
+}

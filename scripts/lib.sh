@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/install-deps.sh and scripts/build-qemu.sh.
+# Source it; do not execute it.
+# shellcheck disable=SC2034  # variables are used by the sourcing scripts
+
+H3100_PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+H3100_CACHE=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}
+H3100_QEMU_MIN=10.0
+
+# --- package lists (the only place they are kept) -------------------------
+# Model library + unit tests.  meson must be >= 1.5 (bookworm-backports on 12).
+H3100_PKGS_BASE=(build-essential gcc pkg-config meson ninja-build
+                 libglib2.0-dev check gnuplot-nox ccache git)
+# Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
+H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
+                 flex bison zlib1g-dev libpixman-1-dev libfdt-dev
+                 libslirp-dev seabios ipxe-qemu qemu-system-data rsync)
+
+h3100_log()  { printf '[h3100] %s\n' "$*"; }
+h3100_warn() { printf '[h3100] warning: %s\n' "$*" >&2; }
+h3100_die()  { printf '[h3100] error: %s\n' "$*" >&2; exit 1; }
+
+h3100_as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        h3100_die "need root (or sudo) for: $*"
+    fi
+}
+
+# h3100_version_ge A B: true if version A >= B (dotted numbers).
+h3100_version_ge() {
+    [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
+}
+
+# Print the directory of the newest cached apt QEMU source tree, or nothing.
+h3100_cached_qemu_src() {
+    local d best='' bestv=''
+    for d in "$H3100_CACHE"/src/qemu-*/; do
+        [ -f "$d/VERSION" ] || continue
+        local v
+        v=$(cat "$d/VERSION")
+        if [ -z "$bestv" ] || h3100_version_ge "$v" "$bestv"; then
+            best=${d%/}
+            bestv=$v
+        fi
+    done
+    [ -n "$best" ] && printf '%s\n' "$best"
+    return 0
+}
+
+# Check a QEMU tree: exists and VERSION >= $H3100_QEMU_MIN.
+h3100_check_qemu_src() {
+    local src=$1 v
+    if [ ! -f "$src/VERSION" ] || [ ! -f "$src/meson.build" ]; then
+        h3100_die "$src is not a QEMU source tree (no VERSION/meson.build)"
+    fi
+    v=$(cat "$src/VERSION")
+    h3100_version_ge "$v" "$H3100_QEMU_MIN" ||
+        h3100_die "QEMU in $src is $v; need $H3100_QEMU_MIN or newer"
+}
