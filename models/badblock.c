@@ -176,15 +176,20 @@ bool bb_erase_superblock(Ftl *f, uint32_t sb)
     return true;
 }
 
+/*
+ * A block can only be replaced from its own plane, so the plane with the
+ * fewest spares left decides; blocks a retired superblock hands back to
+ * other planes do not make the drive healthier.
+ */
 uint32_t bb_available_spare_pct(const BadBlocks *bb)
 {
-    uint64_t left = 0;
+    uint32_t least = UINT32_MAX;
 
     if (!bb->initial_spares || bb->initial_spares == UINT32_MAX) {
         return 0;
     }
     for (uint32_t p = 0; p < bb->planes; p++) {
-        left += MIN(bb->spares_left[p], bb->initial_spares);
+        least = MIN(least, bb->spares_left[p]);
     }
-    return (uint32_t)(left * 100 / ((uint64_t)bb->initial_spares * bb->planes));
+    return MIN(least, bb->initial_spares) * 100 / bb->initial_spares;
 }

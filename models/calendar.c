@@ -35,17 +35,16 @@ static void forget_past(Calendar *c, uint64_t forget)
     }
 }
 
-uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget)
+/* Where a booking of @len at or after @t would start; *@index is the span
+ * it would go before. */
+static uint64_t find_gap(const Calendar *c, uint64_t t, uint64_t len,
+                         uint32_t *index)
 {
     uint64_t start = t;
-    uint32_t i;
+    uint32_t i, lo = 0, hi = c->len;
 
-    uint32_t lo = 0, hi;
-
-    forget_past(c, forget);
     /* spans are disjoint and sorted, so their ends are sorted too: skip
      * every span that ends before @t */
-    hi = c->len;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
 
@@ -63,6 +62,24 @@ uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget)
             start = c->span[i].end;
         }
     }
+    *index = i;
+    return start;
+}
+
+uint64_t cal_probe(const Calendar *c, uint64_t t, uint64_t len)
+{
+    uint32_t i;
+
+    return find_gap(c, t, len, &i) + len;
+}
+
+uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget)
+{
+    uint32_t i;
+    uint64_t start;
+
+    forget_past(c, forget);
+    start = find_gap(c, t, len, &i);
     /* merge with a neighbour that touches, or insert at i */
     if (i > 0 && c->span[i - 1].end == start) {
         c->span[i - 1].end = start + len;

@@ -24,6 +24,9 @@ void cal_init(Calendar *c);
 void cal_destroy(Calendar *c);
 void cal_clear(Calendar *c);
 
+/* When a booking of @len at or after @t would end, without booking. */
+uint64_t cal_probe(const Calendar *c, uint64_t t, uint64_t len);
+
 /*
  * Book @len ns at the earliest gap at or after @t; returns the end.
  * Intervals that ended before @forget (the present) are dropped.

@@ -121,8 +121,8 @@ static void fill_common(H3100Config *cfg)
     cfg->cache.readahead_trigger = 2;
     cfg->cache.readahead_streams = 4;
 
-    cfg->ftl.gc_bg_free = 12;
-    cfg->ftl.gc_fg_free = 4;
+    cfg->ftl.gc_bg_free = 4;
+    cfg->ftl.gc_fg_free = 2;
     cfg->ftl.wl_threshold = 200;
     cfg->ftl.wl_enabled = 1;
     cfg->ftl.factory_bad_ppm = 5000;
@@ -455,7 +455,7 @@ bool h3100_config_validate(const H3100Config *cfg, GError **errp)
         return invalid(errp, "user capacity is beyond 32-bit page numbers");
     }
     /* open superblocks (streams + reclaim) and the reclaim reserve */
-    reserve = (uint64_t)(H3100_MAX_STREAMS + 1 + cfg->ftl.gc_bg_free + 1) *
+    reserve = (uint64_t)(2 * H3100_MAX_STREAMS + cfg->ftl.gc_bg_free + 1) *
               sb_slots;
     needed = h3100_user_slots(cfg) + reserve;
     if ((uint64_t)h3100_superblocks(cfg) * sb_slots < needed) {
@@ -468,7 +468,7 @@ bool h3100_config_validate(const H3100Config *cfg, GError **errp)
     }
     if (cfg->cache.write_buffer_bytes <
         (uint64_t)h3100_slots_per_unit(cfg) * H3100_SLOT_BYTES *
-        (H3100_MAX_STREAMS + 1)) {
+        H3100_MAX_STREAMS) {
         return invalid(errp, "write_buffer_bytes=%" PRIu64 " is below one "
                        "program unit per stream",
                        cfg->cache.write_buffer_bytes);

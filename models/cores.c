@@ -4,28 +4,44 @@
 #include <string.h>
 
 #include "cores.h"
-#include "timeline.h"
 
 void cores_init(Cores *c, uint32_t n)
 {
     memset(c, 0, sizeof(*c));
     c->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        cal_init(&c->cal[i]);
+    }
+}
+
+void cores_destroy(Cores *c)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        cal_destroy(&c->cal[i]);
+    }
 }
 
 void cores_reset_time(Cores *c)
 {
-    memset(c->free, 0, sizeof(c->free));
+    for (uint32_t i = 0; i < c->n; i++) {
+        cal_clear(&c->cal[i]);
+    }
+    c->present = 0;
 }
 
 uint64_t cores_run(Cores *c, uint64_t t, uint64_t cost)
 {
     uint32_t best = 0;
+    uint64_t best_end = UINT64_MAX;
 
-    for (uint32_t i = 1; i < c->n; i++) {
-        if (c->free[i] < c->free[best]) {
+    for (uint32_t i = 0; i < c->n; i++) {
+        uint64_t end = cal_probe(&c->cal[i], t, cost);
+
+        if (end < best_end) {
+            best_end = end;
             best = i;
         }
     }
     c->busy_ns += cost;
-    return tl_reserve(&c->free[best], t, cost);
+    return cal_book(&c->cal[best], t, cost, c->present);
 }

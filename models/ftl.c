@@ -68,16 +68,23 @@ void ftl_set_hooks(Ftl *f, const FtlHooks *hooks)
 
 bool ftl_write(Ftl *f, uint64_t lpn, uint32_t stream)
 {
-    uint32_t old = ftl_lookup(f, lpn);
+    uint32_t old;
     uint64_t ppn;
 
-    if (f->open[stream] == FTL_NO_SB && !ftl_gc_make_room(f)) {
+    if (f->out_of_space ||
+        (f->open[stream] == FTL_NO_SB && !ftl_gc_make_room(f))) {
+        return false;
+    }
+    /* only now: making room may have moved this very slot */
+    old = ftl_lookup(f, lpn);
+    ppn = ftl_place(f, stream, lpn);
+    if (ppn == FTL_NO_PPN) {
+        f->out_of_space = true;
         return false;
     }
     if (old != FTL_UNMAPPED) {
         ftl_invalidate(f, old);
     }
-    ppn = ftl_place(f, stream, lpn);
     ftl_map_set(f, lpn, (uint32_t)ppn);
     f->stats.host_slots++;
     ftl_gc_pace(f);

@@ -25,10 +25,20 @@
 
 #define FTL_UNMAPPED UINT32_MAX
 #define FTL_NO_SB UINT32_MAX
+#define FTL_NO_PPN UINT64_MAX
 #define FTL_CHUNK_SHIFT 19u              /* 2 MiB of map entries */
 #define FTL_CHUNK_SLOTS (1u << FTL_CHUNK_SHIFT)
-#define FTL_GC_STREAM H3100_MAX_STREAMS   /* index of reclaim's stream */
-#define FTL_STREAMS (H3100_MAX_STREAMS + 1)
+/*
+ * Open superblocks: one per host stream, and one per stream for what
+ * reclaim moves, so data placed apart by the host stays apart.
+ */
+#define FTL_GC_BASE H3100_MAX_STREAMS
+#define FTL_STREAMS (2 * H3100_MAX_STREAMS)
+
+static inline bool ftl_is_gc_stream(uint32_t stream)
+{
+    return stream >= FTL_GC_BASE;
+}
 
 typedef enum SbState {
     SB_FREE,
@@ -116,6 +126,7 @@ typedef struct Ftl {
     FtlHooks hooks;
     FtlStats stats;
     uint64_t sb_bytes;                /* bytes of per-superblock arrays */
+    bool out_of_space;                /* nowhere left to write: read-only */
 } Ftl;
 
 bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp);
@@ -195,7 +206,7 @@ void ftl_sb_alloc_arrays(Ftl *f, uint32_t sb);
 void ftl_sb_free_arrays(Ftl *f, uint32_t sb);
 uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn);
 
-/* Free superblocks and wear (wear.c). */
+/* Free superblocks and wear (wear.c); FTL_NO_SB when none is left. */
 uint32_t ftl_take_free(Ftl *f, bool coldest);
 void ftl_put_free(Ftl *f, uint32_t sb);
 uint32_t ftl_pick_wear_victim(const Ftl *f);

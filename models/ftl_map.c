@@ -65,23 +65,28 @@ void ftl_sb_free_arrays(Ftl *f, uint32_t sbi)
  * free superblock; reclaim takes the most worn, since what it moves has
  * proven cold (the static half of wear levelling).
  */
-static void open_superblock(Ftl *f, uint32_t stream)
+static bool open_superblock(Ftl *f, uint32_t stream)
 {
-    uint32_t sbi = ftl_take_free(f, stream != FTL_GC_STREAM);
-    Superblock *sb = &f->sb[sbi];
+    uint32_t sbi = ftl_take_free(f, !ftl_is_gc_stream(stream));
+    Superblock *sb;
 
+    if (sbi == FTL_NO_SB) {
+        return false;
+    }
+    sb = &f->sb[sbi];
     ftl_sb_alloc_arrays(f, sbi);
     sb->state = SB_OPEN;
     sb->stream = stream;
     sb->wp = 0;
     sb->valid = 0;
     f->open[stream] = sbi;
+    return true;
 }
 
 /*
- * Append @lpn to @stream's open superblock; returns its new ppn.  The
- * caller updates the logical map.  Host streams only take a superblock
- * when one stays free for reclaim's destination.
+ * Append @lpn to @stream's open superblock; returns its new ppn, or
+ * FTL_NO_PPN when no superblock is left to open.  The caller updates the
+ * logical map.
  */
 uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
 {
@@ -90,7 +95,9 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
     uint32_t slot;
 
     if (sbi == FTL_NO_SB) {
-        open_superblock(f, stream);
+        if (!open_superblock(f, stream)) {
+            return FTL_NO_PPN;
+        }
         sbi = f->open[stream];
     }
     sb = &f->sb[sbi];

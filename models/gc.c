@@ -98,7 +98,11 @@ static uint32_t valid_in_page(const Ftl *f, uint32_t victim, uint64_t slot)
     return n;
 }
 
-/* Move one valid slot of the victim; false when the victim is done. */
+/*
+ * Move one valid slot of the victim; false when there is nothing more to
+ * move: the victim is done, or no superblock is left to move into (grown
+ * bad blocks ate the spare space), which makes the drive read-only.
+ */
 static bool relocate_one(Ftl *f)
 {
     Superblock *sb = &f->sb[f->victim];
@@ -120,8 +124,12 @@ static bool relocate_one(Ftl *f)
         }
     }
     lpn = sb->p2l[slot];
+    ppn = ftl_place(f, FTL_GC_BASE + sb->stream % FTL_GC_BASE, lpn);
+    if (ppn == FTL_NO_PPN) {
+        f->out_of_space = true;
+        return false;
+    }
     ftl_invalidate(f, (uint32_t)(base + slot));
-    ppn = ftl_place(f, FTL_GC_STREAM, lpn);
     ftl_map_set(f, lpn, (uint32_t)ppn);
     f->cursor = slot + 1;
     f->stats.gc_slots++;
@@ -152,7 +160,7 @@ void ftl_gc_pace(Ftl *f)
     }
     f->credit += f->nfree <= p->gc_fg_free ? 2 * f->ratio_num
                                            : f->ratio_num;
-    while (f->credit >= f->ratio_den) {
+    while (f->credit >= f->ratio_den && !f->out_of_space) {
         f->credit -= f->ratio_den;
         if (f->victim == FTL_NO_SB &&
             (f->nfree > p->gc_bg_free || !select_victim(f) ||
@@ -160,7 +168,9 @@ void ftl_gc_pace(Ftl *f)
             f->credit = 0;
             return;
         }
-        relocate_one(f);
+        if (!relocate_one(f) && f->out_of_space) {
+            return;
+        }
     }
 }
 
@@ -172,8 +182,10 @@ bool ftl_gc_make_room(Ftl *f)
             return false;
         }
         f->stats.emergency_gc++;
-        while (f->victim != FTL_NO_SB) {
-            relocate_one(f);
+        while (f->victim != FTL_NO_SB && relocate_one(f)) {
+        }
+        if (f->out_of_space) {
+            return false;
         }
     }
     return f->nfree >= 2;

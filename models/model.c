@@ -50,11 +50,11 @@ static void hook_unit_full(void *opaque, uint32_t stream, uint32_t sb,
     uint64_t done;
     UnitDone *e;
 
-    if (stream == FTL_GC_STREAM) {
+    if (ftl_is_gc_stream(stream)) {
         ready = tl_max(ready, m->gc_unit_ready);
         m->gc_unit_ready = 0;
     }
-    if (stream != FTL_GC_STREAM) {
+    if (!ftl_is_gc_stream(stream)) {
         uint32_t bytes = m->ftl.spu * H3100_SLOT_BYTES;
 
         done = nand_program(&m->nand, ready, die, bytes);
@@ -93,7 +93,9 @@ static void hook_gc_moved(void *opaque)
 {
     H3100Model *m = opaque;
 
-    cores_run(&m->cores, m->now, m->cfg.ctrl.gc_slot_ns);
+    /* firmware queues reclaim work when it handles the write that needs
+     * it, in arrival order with host commands */
+    cores_run(&m->cores, m->arrival, m->cfg.ctrl.gc_slot_ns);
 }
 
 static void hook_erased(void *opaque, uint32_t sb)
@@ -154,6 +156,7 @@ void h3100_model_free(H3100Model *m)
     ftl_destroy(&m->ftl);
     nand_destroy(&m->nand);
     link_destroy(&m->link);
+    cores_destroy(&m->cores);
     ra_destroy(&m->ra);
     g_free(m->sb_erased_at);
     g_free(m->units);
@@ -367,6 +370,7 @@ void h3100_model_idle(H3100Model *m, uint64_t now)
             break;
         }
         m->now = t;
+        m->arrival = t;
         ftl_gc_step(&m->ftl, m->ftl.spu);
     }
 }
@@ -388,8 +392,10 @@ H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
     }
     n = end - lpn;
     h3100_model_idle(m, now);
+    m->arrival = now;
     nand_set_present(&m->nand, now);
     link_set_present(&m->link, now);
+    cores_set_present(&m->cores, now);
     wbuf_occupancy(&m->wbuf, &m->nand, now);
     m->now = now;
     switch (io->op) {

@@ -45,6 +45,7 @@ struct H3100Model {
     Wbuf wbuf;
     ReadAhead ra;
     uint64_t now;                     /* time of the work being charged */
+    uint64_t arrival;                 /* when the current command came */
     uint64_t last_now;
     uint64_t *sb_erased_at;           /* earliest program after erase */
     uint64_t gc_unit_ready;           /* reclaim's data for its open unit */

@@ -236,6 +236,7 @@ static const char *load_payload(H3100Model *m, Stream *s)
     GET(s, f->stats);
     GET(s, ro);
     m->read_only = ro;
+    f->out_of_space = ro;
     GET(s, f->nfree);
     GET(s, f->victim);
     GET(s, f->cursor);

@@ -11,8 +11,11 @@
 
 uint32_t ftl_take_free(Ftl *f, bool coldest)
 {
-    uint32_t best = 0;
+    uint32_t best = 0, sb;
 
+    if (!f->nfree) {
+        return FTL_NO_SB;
+    }
     for (uint32_t i = 1; i < f->nfree; i++) {
         uint32_t ec = f->sb[f->free_list[i]].erase_count;
         uint32_t bec = f->sb[f->free_list[best]].erase_count;
@@ -21,7 +24,7 @@ uint32_t ftl_take_free(Ftl *f, bool coldest)
             best = i;
         }
     }
-    uint32_t sb = f->free_list[best];
+    sb = f->free_list[best];
     f->free_list[best] = f->free_list[--f->nfree];
     return sb;
 }

@@ -1,0 +1,565 @@
+/*
+ * I/O commands: data integrity, PRPs, SGLs, every I/O command and the
+ * errors they must report.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include "dev.h"
+
+static void write_read_check(Dev *d, uint64_t slba, uint64_t len,
+                             uint64_t seed)
+{
+    g_autofree uint8_t *w = g_malloc(len);
+    g_autofree uint8_t *r = g_malloc(len);
+
+    nh_pattern(w, len, seed);
+    ck_status(nh_write(d->h, d->q, slba, w, len), 0, "write %" PRIu64
+              " bytes at LBA %" PRIu64, len, slba);
+    ck_status(nh_read(d->h, d->q, slba, r, len), 0, "read %" PRIu64
+              " bytes at LBA %" PRIu64, len, slba);
+    ck_assert_msg(memcmp(w, r, len) == 0, "data read at LBA %" PRIu64
+                  " differs from what was written", slba);
+}
+
+static bool is_zero(const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+START_TEST(test_write_read_sizes)
+{
+    Dev *d = dev_open();
+
+    write_read_check(d, 0, 512, 1);
+    write_read_check(d, 1, 4096, 2);                  /* unaligned LBA */
+    write_read_check(d, 100, 8192, 3);                /* PRP1 + PRP2 */
+    write_read_check(d, 1000, 64 * 1024, 4);          /* PRP list */
+    write_read_check(d, 5000, 128 * 1024, 5);         /* MDTS */
+    write_read_check(d, DEV_NS_LBAS - 8, 4096, 6);    /* last LBAs */
+    /* the data reached the backing file */
+    {
+        uint8_t w[512], f[512];
+
+        nh_pattern(w, 512, 1);
+        dev_backing_read(d, 0, f, 512);
+        ck_assert_msg(memcmp(w, f, 512) == 0, "backing file does not hold "
+                      "the written data");
+    }
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_prp_unaligned_offset)
+{
+    Dev *d = dev_open();
+    uint8_t w[12288], r[12288];
+    uint64_t buf = nh_alloc(d->h, 4 * 4096, 4096) + 0x204;
+
+    nh_pattern(w, sizeof(w), 7);
+    qt_memwrite(d->qt, buf, w, sizeof(w));
+    /* 24 LBAs from a dword-aligned offset in a page: 4 pages, PRP list */
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE, 1, 64, 24, buf, 0, NULL), 0,
+              "write from page offset 0x204");
+    buf = nh_alloc(d->h, 4 * 4096, 4096) + 0x800;
+    ck_status(nh_io(d->h, d->q, NVME_CMD_READ, 1, 64, 24, buf, 0, NULL), 0,
+              "read to page offset 0x800");
+    qt_memread(d->qt, buf, r, sizeof(r));
+    ck_assert(memcmp(w, r, sizeof(r)) == 0);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_prp_list_chained)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    g_autofree uint8_t *w = g_malloc(64 * 1024);
+    g_autofree uint8_t *r = g_malloc(64 * 1024);
+    uint64_t data = nh_alloc(h, 16 * 4096, 4096);
+    uint64_t lists = nh_alloc(h, 2 * 4096, 4096);
+    uint64_t l1 = lists + 4096 - 3 * 8;   /* 3 slots left in the page */
+    uint64_t l2 = lists + 4096;
+    uint64_t e[16];
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    /* PRP1 = page 0; list: pages 1, 2, then a pointer to pages 3..15 */
+    e[0] = data + 4096;
+    e[1] = data + 2 * 4096;
+    e[2] = l2;
+    qt_memwrite(d->qt, l1, e, 3 * 8);
+    for (int i = 0; i < 13; i++) {
+        e[i] = data + (3 + i) * 4096;
+    }
+    qt_memwrite(d->qt, l2, e, 13 * 8);
+    nh_pattern(w, 64 * 1024, 8);
+    qt_memwrite(d->qt, data, w, 64 * 1024);
+
+    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+    sqe.prp1 = data;
+    sqe.prp2 = l1;
+    sqe.cdw10 = 2048;
+    sqe.cdw12 = 127;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "write through a chained PRP list");
+    ck_status(nh_read(h, d->q, 2048, r, 64 * 1024), 0, "read back");
+    ck_assert_msg(memcmp(w, r, 64 * 1024) == 0, "chained PRP list: data "
+                  "differs");
+    dev_close(d);
+}
+END_TEST
+
+static void sgl_desc(NvmeSglDesc *s, uint64_t addr, uint32_t len,
+                     uint8_t type)
+{
+    memset(s, 0, sizeof(*s));
+    s->addr = addr;
+    s->len = len;
+    s->type = type;
+}
+
+START_TEST(test_sgl_data_block)
+{
+    Dev *d = dev_open();
+    uint8_t w[4096], r[4096];
+    uint64_t buf = nh_alloc(d->h, 4096, 4096) + 16;
+    NvmeSglDesc sgl;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_pattern(w, sizeof(w), 9);
+    qt_memwrite(d->qt, buf, w, sizeof(w));
+    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+    sqe.flags = NVME_PSDT_SGL;
+    sgl_desc(&sgl, buf, 4096, NVME_SGL_DATA_BLOCK);
+    memcpy(&sqe.prp1, &sgl, 16);
+    sqe.cdw10 = 300;
+    sqe.cdw12 = 7;
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "write with one SGL data block");
+    ck_status(nh_read(d->h, d->q, 300, r, 4096), 0, "read back");
+    ck_assert(memcmp(w, r, sizeof(r)) == 0);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_sgl_segments)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    uint8_t w[16384], r[16384];
+    uint64_t bufs = nh_alloc(h, 8 * 4096, 4096);
+    uint64_t seg1 = nh_alloc(h, 4096, 16);
+    uint64_t seg2 = nh_alloc(h, 4096, 16);
+    NvmeSglDesc s1[3], s2[2], sgl;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    /* 16 KiB as 1 KiB + 3 KiB (segment), then 8 KiB + 4 KiB (last) */
+    nh_pattern(w, sizeof(w), 10);
+    sgl_desc(&s1[0], bufs + 100 * 4, 1024, NVME_SGL_DATA_BLOCK);
+    sgl_desc(&s1[1], bufs + 4096, 3072, NVME_SGL_DATA_BLOCK);
+    sgl_desc(&s1[2], seg2, sizeof(s2), NVME_SGL_LAST_SEG);
+    sgl_desc(&s2[0], bufs + 2 * 4096, 8192, NVME_SGL_DATA_BLOCK);
+    sgl_desc(&s2[1], bufs + 5 * 4096 + 512, 4096, NVME_SGL_DATA_BLOCK);
+    qt_memwrite(d->qt, seg1, s1, sizeof(s1));
+    qt_memwrite(d->qt, seg2, s2, sizeof(s2));
+    qt_memwrite(d->qt, bufs + 400, w, 1024);
+    qt_memwrite(d->qt, bufs + 4096, w + 1024, 3072);
+    qt_memwrite(d->qt, bufs + 2 * 4096, w + 4096, 8192);
+    qt_memwrite(d->qt, bufs + 5 * 4096 + 512, w + 12288, 4096);
+
+    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+    sqe.flags = NVME_PSDT_SGL;
+    sgl_desc(&sgl, seg1, sizeof(s1), NVME_SGL_SEGMENT);
+    memcpy(&sqe.prp1, &sgl, 16);
+    sqe.cdw10 = 400;
+    sqe.cdw12 = 31;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "write through SGL segment + last "
+              "segment");
+    ck_status(nh_read(h, d->q, 400, r, sizeof(r)), 0, "read back");
+    ck_assert_msg(memcmp(w, r, sizeof(r)) == 0, "SGL segments: data "
+                  "differs");
+
+    /* and read through a last segment straight from the command */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.flags = NVME_PSDT_SGL;
+    qt_memset(d->qt, bufs, 0, 8 * 4096);
+    sgl_desc(&s2[0], bufs, 8192, NVME_SGL_DATA_BLOCK);
+    sgl_desc(&s2[1], bufs + 3 * 4096, 8192, NVME_SGL_DATA_BLOCK);
+    qt_memwrite(d->qt, seg2, s2, sizeof(s2));
+    sgl_desc(&sgl, seg2, sizeof(s2), NVME_SGL_LAST_SEG);
+    memcpy(&sqe.prp1, &sgl, 16);
+    sqe.cdw10 = 400;
+    sqe.cdw12 = 31;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "read through an SGL last segment");
+    qt_memread(d->qt, bufs, r, 8192);
+    qt_memread(d->qt, bufs + 3 * 4096, r + 8192, 8192);
+    ck_assert(memcmp(w, r, sizeof(r)) == 0);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_flush_and_fua)
+{
+    Dev *d = dev_open();
+    uint8_t w[4096], f[4096];
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+
+    ck_status(nh_flush(d->h, d->q, 1), 0, "Flush of namespace 1");
+    ck_status(nh_flush(d->h, d->q, 0xffffffff), 0, "Flush of all "
+              "namespaces");
+    nh_pattern(w, sizeof(w), 11);
+    qt_memwrite(d->qt, buf, w, sizeof(w));
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE, 1, 800, 8, buf, 1u << 30,
+                    NULL), 0, "FUA write");
+    dev_backing_read(d, 800 * 512, f, sizeof(f));
+    ck_assert_msg(memcmp(w, f, sizeof(f)) == 0, "FUA write completed but "
+                  "the backing file lacks the data");
+    ck_status(nh_flush(d->h, d->q, 2), NVME_SC_INVALID_NSID, "Flush of "
+              "namespace 2");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_write_zeroes)
+{
+    Dev *d = dev_open();
+    uint8_t w[8192], r[8192];
+
+    nh_pattern(w, sizeof(w), 12);
+    ck_status(nh_write(d->h, d->q, 2000, w, sizeof(w)), 0, "write");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, 2004, 8, 0, 0,
+                    NULL), 0, "Write Zeroes");
+    ck_status(nh_read(d->h, d->q, 2000, r, sizeof(r)), 0, "read");
+    ck_assert_msg(memcmp(w, r, 2048) == 0, "LBAs before the range changed");
+    ck_assert_msg(is_zero(r + 2048, 4096), "Write Zeroes range not zero");
+    ck_assert_msg(memcmp(w + 6144, r + 6144, 2048) == 0, "LBAs after the "
+                  "range changed");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, DEV_NS_LBAS - 1,
+                    2, 0, 0, NULL), NVME_SC_LBA_RANGE, "Write Zeroes past "
+              "the end");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_dsm_deallocate)
+{
+    Dev *d = dev_open();
+    uint8_t w[16384], r[16384];
+    uint32_t range[4][4] = {
+        { 0, 8, 3000, 0 },            /* attrs, NLB, SLBA lo, SLBA hi */
+        { 0, 8, 3016, 0 },
+    };
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_pattern(w, sizeof(w), 13);
+    ck_status(nh_write(d->h, d->q, 3000, w, sizeof(w)), 0, "write");
+    qt_memwrite(d->qt, buf, range, sizeof(range));
+    nh_sqe_init(&sqe, NVME_CMD_DSM, 1);
+    sqe.prp1 = buf;
+    sqe.cdw10 = 1;                    /* two ranges, 0's based */
+    sqe.cdw11 = 1u << 2;              /* AD: deallocate */
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "Dataset Management deallocate");
+    ck_status(nh_read(d->h, d->q, 3000, r, sizeof(r)), 0, "read");
+    ck_assert_msg(is_zero(r, 4096), "deallocated LBAs 3000-3007 do not "
+                  "read as zeroes");
+    ck_assert_msg(memcmp(w + 4096, r + 4096, 4096) == 0, "LBAs 3008-3015 "
+                  "were not in a range but changed");
+    ck_assert_msg(is_zero(r + 8192, 4096), "deallocated LBAs 3016-3023 do "
+                  "not read as zeroes");
+    ck_assert(memcmp(w + 12288, r + 12288, 4096) == 0);
+
+    /* a range beyond the namespace */
+    range[0][2] = (uint32_t)(DEV_NS_LBAS - 4);
+    qt_memwrite(d->qt, buf, range, sizeof(range));
+    nh_sqe_init(&sqe, NVME_CMD_DSM, 1);
+    sqe.prp1 = buf;
+    sqe.cdw10 = 0;
+    sqe.cdw11 = 1u << 2;
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_LBA_RANGE, "deallocate past the "
+              "end");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_compare)
+{
+    Dev *d = dev_open();
+    uint8_t w[4096];
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+
+    nh_pattern(w, sizeof(w), 14);
+    ck_status(nh_write(d->h, d->q, 4000, w, sizeof(w)), 0, "write");
+    qt_memwrite(d->qt, buf, w, sizeof(w));
+    ck_status(nh_io(d->h, d->q, NVME_CMD_COMPARE, 1, 4000, 8, buf, 0, NULL),
+              0, "Compare of identical data");
+    w[1234] ^= 0x40;
+    qt_memwrite(d->qt, buf, w, sizeof(w));
+    ck_status(nh_io(d->h, d->q, NVME_CMD_COMPARE, 1, 4000, 8, buf, 0, NULL),
+              NVME_SC_COMPARE_FAILED, "Compare of different data");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_write_uncorrectable)
+{
+    Dev *d = dev_open();
+    uint8_t w[4096], r[4096];
+
+    nh_pattern(w, sizeof(w), 15);
+    ck_status(nh_write(d->h, d->q, 5000, w, sizeof(w)), 0, "write");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 5002, 2, 0, 0,
+                    NULL), 0, "Write Uncorrectable of LBAs 5002-5003");
+    ck_status(nh_read(d->h, d->q, 5000, r, 4096), NVME_SC_UNRECOVERED_READ,
+              "read over uncorrectable LBAs");
+    ck_status(nh_read(d->h, d->q, 5003, r, 512), NVME_SC_UNRECOVERED_READ,
+              "read of uncorrectable LBA 5003");
+    ck_status(nh_read(d->h, d->q, 5004, r, 2048), 0, "read after the "
+              "uncorrectable LBAs");
+    ck_status(nh_read(d->h, d->q, 5000, r, 1024), 0, "read before them");
+    /* rewriting one LBA heals only that one */
+    ck_status(nh_write(d->h, d->q, 5002, w, 512), 0, "rewrite LBA 5002");
+    ck_status(nh_read(d->h, d->q, 5002, r, 512), 0, "read rewritten LBA");
+    ck_status(nh_read(d->h, d->q, 5003, r, 512), NVME_SC_UNRECOVERED_READ,
+              "LBA 5003 still uncorrectable");
+    ck_status(nh_write(d->h, d->q, 5000, w, 4096), 0, "rewrite all");
+    ck_status(nh_read(d->h, d->q, 5000, r, 4096), 0, "read after rewrite");
+    ck_assert(memcmp(w, r, 4096) == 0);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_io_errors)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
+    uint32_t mdts_lbas = h->mdts_bytes / h->lba_size;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    ck_assert_msg(mdts_lbas > 0, "MDTS not reported");
+    ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, DEV_NS_LBAS - 4, 8, buf, 0,
+                    NULL), NVME_SC_LBA_RANGE, "read past the end");
+    ck_status(nh_io(h, d->q, NVME_CMD_WRITE, 1, DEV_NS_LBAS, 1, buf, 0,
+                    NULL), NVME_SC_LBA_RANGE, "write at NSZE");
+    ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, 1ull << 40, 1, buf, 0, NULL),
+              NVME_SC_LBA_RANGE, "read at LBA 2^40");
+    ck_status(nh_io(h, d->q, NVME_CMD_READ, 2, 0, 1, buf, 0, NULL),
+              NVME_SC_INVALID_NSID, "read of namespace 2");
+    ck_status(nh_io(h, d->q, NVME_CMD_WRITE, 0, 0, 1, buf, 0, NULL),
+              NVME_SC_INVALID_NSID, "write to namespace 0");
+    ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, 0, mdts_lbas + 1, buf, 0,
+                    NULL), NVME_SC_INVALID_FIELD, "read above MDTS");
+    ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, 0, mdts_lbas, buf, 0, NULL),
+              0, "read of exactly MDTS");
+
+    /* opcodes the NVM command set does not have */
+    nh_sqe_init(&sqe, 0x7f, 1);
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 7Fh");
+    nh_sqe_init(&sqe, 0x0d, 1);       /* reservation register */
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 0Dh");
+
+    /* PRP1 not dword aligned */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = buf + 2;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP1 at +2");
+    /* PRP2 as a page pointer with an offset */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = buf;
+    sqe.prp2 = buf + 4096 + 512;
+    sqe.cdw12 = 15;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP2 entry "
+              "with an offset");
+    /* a PRP list entry with an offset */
+    {
+        uint64_t list = nh_alloc(h, 4096, 4096);
+        uint64_t e[3] = { buf + 4096, buf + 8192 + 8, buf + 12288 };
+
+        qt_memwrite(d->qt, list, e, sizeof(e));
+        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+        sqe.prp1 = buf;
+        sqe.prp2 = list;
+        sqe.cdw12 = 31;
+        cqe = nh_cmd(h, d->q, &sqe);
+        ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP list "
+                  "entry with an offset");
+    }
+    /* data pointer to memory that does not exist */
+    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+    sqe.prp1 = 1ull << 50;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "write from "
+              "unmapped guest memory");
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = buf;
+    sqe.prp2 = 1ull << 50;            /* PRP list out there */
+    sqe.cdw12 = 31;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "PRP list in "
+              "unmapped guest memory");
+
+    /* fused operations are not supported */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.flags = 1;
+    sqe.prp1 = buf;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_FIELD, "FUSE=01b");
+    /* PSDT 11b is reserved */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.flags = 3 << 6;
+    sqe.prp1 = buf;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_FIELD, "PSDT=11b");
+    /* SGL with a reserved descriptor type */
+    {
+        NvmeSglDesc sgl = { .addr = buf, .len = 512, .type = 0xe0 };
+
+        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+        sqe.flags = NVME_PSDT_SGL;
+        memcpy(&sqe.prp1, &sgl, 16);
+        cqe = nh_cmd(h, d->q, &sqe);
+        ck_status(nh_status(&cqe), NVME_SC_SGL_DESCR_TYPE_INVALID,
+                  "SGL descriptor type Eh");
+        /* data block shorter than the transfer */
+        sgl.type = NVME_SGL_DATA_BLOCK;
+        sgl.len = 256;
+        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+        sqe.flags = NVME_PSDT_SGL;
+        memcpy(&sqe.prp1, &sgl, 16);
+        cqe = nh_cmd(h, d->q, &sqe);
+        ck_status(nh_status(&cqe), NVME_SC_DATA_SGL_LEN_INVALID,
+                  "SGL of 256 bytes for 512");
+    }
+    /* after all this, I/O still works */
+    write_read_check(d, 7, 4096, 16);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_queue_wrap_and_depth)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    NvmeQueue *q = nh_create_ioq(h, 2, 4, -1);
+    uint64_t buf = nh_alloc(h, 32 * 4096, 4096);
+    uint8_t w[4096], r[4096];
+    NvmeCqe cqe;
+
+    /* 3 x 4 commands through a 4-entry queue: phase wraps */
+    for (int i = 0; i < 12; i++) {
+        nh_pattern(w, sizeof(w), 100 + i);
+        ck_status(nh_write(h, q, 6000 + i * 8, w, sizeof(w)), 0, "write %d",
+                  i);
+    }
+    for (int i = 0; i < 12; i++) {
+        nh_pattern(w, sizeof(w), 100 + i);
+        ck_status(nh_read(h, q, 6000 + i * 8, r, sizeof(r)), 0, "read %d",
+                  i);
+        ck_assert_msg(memcmp(w, r, sizeof(r)) == 0, "data of write %d", i);
+    }
+    /* 32 commands outstanding at once on queue 1 */
+    for (int i = 0; i < 32; i++) {
+        NvmeSqe sqe;
+
+        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+        nh_set_prps(h, &sqe, buf + i * 4096, 4096);
+        sqe.cdw10 = 6000 + (i % 12) * 8;
+        sqe.cdw12 = 7;
+        sqe.cid = 1000 + i;
+        nh_sq_put(h, d->q, &sqe, true);
+    }
+    nh_sq_ring(h, d->q);
+    for (int i = 0; i < 32; i++) {
+        ck_assert_msg(nh_wait(h, d->q, &cqe, 2000000000), "completion %d of "
+                      "32 missing", i);
+        ck_status(nh_status(&cqe), 0, "read cid %u", cqe.cid);
+        ck_assert(cqe.cid >= 1000 && cqe.cid < 1032);
+        ck_assert_uint_eq(cqe.sqid, 1);
+    }
+    for (int i = 0; i < 32; i++) {
+        nh_pattern(w, sizeof(w), 100 + i % 12);
+        qt_memread(d->qt, buf + i * 4096, r, 4096);
+        ck_assert_msg(memcmp(w, r, 4096) == 0, "QD32 read %d", i);
+    }
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_iothread)
+{
+    Dev *d = dev_open_full(NULL, ",iothread=io0",
+                           "-object iothread,id=io0");
+
+    write_read_check(d, 0, 4096, 17);
+    write_read_check(d, 9000, 128 * 1024, 18);
+    ck_status(nh_flush(d->h, d->q, 1), 0, "flush");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_qcow2_backend)
+{
+    g_autofree char *img = NULL;
+    QTest *qt;
+    NvmeHost *h;
+    NvmeQueue *q;
+    uint8_t w[4096], r[4096];
+
+    img = qt_backing_file("disk.qcow2", DEV_NS_BYTES, "qcow2");
+    qt = qt_start("-drive file=%s,if=none,id=d0,format=qcow2 "
+                  "-device dapustor-h3100,drive=d0,model-params=%s",
+                  img, DEV_PARAMS);
+    h = nh_new(qt);
+    nh_enable(h, 8);
+    nh_probe(h);
+    q = nh_create_ioq(h, 1, 16, -1);
+    nh_pattern(w, sizeof(w), 19);
+    ck_status(nh_write(h, q, 123, w, sizeof(w)), 0, "qcow2 write");
+    ck_status(nh_read(h, q, 123, r, sizeof(r)), 0, "qcow2 read");
+    ck_assert(memcmp(w, r, sizeof(r)) == 0);
+    qt_quit(qt);
+    nh_free(h);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("io");
+    TCase *tc = dev_tcase(s, "data");
+
+    tcase_add_test(tc, test_write_read_sizes);
+    tcase_add_test(tc, test_prp_unaligned_offset);
+    tcase_add_test(tc, test_prp_list_chained);
+    tcase_add_test(tc, test_sgl_data_block);
+    tcase_add_test(tc, test_sgl_segments);
+    tcase_add_test(tc, test_queue_wrap_and_depth);
+    tcase_add_test(tc, test_iothread);
+    tcase_add_test(tc, test_qcow2_backend);
+    tc = dev_tcase(s, "commands");
+    tcase_add_test(tc, test_flush_and_fua);
+    tcase_add_test(tc, test_write_zeroes);
+    tcase_add_test(tc, test_dsm_deallocate);
+    tcase_add_test(tc, test_compare);
+    tcase_add_test(tc, test_write_uncorrectable);
+    tcase_add_test(tc, test_io_errors);
+    return dev_main(s);
+}

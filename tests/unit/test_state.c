@@ -1,0 +1,171 @@
+/*
+ * Saved drive state: a round trip keeps everything; a damaged or foreign
+ * file is refused with a clear error.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "h3100_test.h"
+
+static char *tmp_path(const char *name)
+{
+    const char *dir = g_getenv("TMPDIR");
+
+    return g_strdup_printf("%s/h3100-test-%d-%s", dir ? dir : "/tmp",
+                           (int)getpid(), name);
+}
+
+static H3100Model *worn_model(H3100Config *cfg)
+{
+    H3100Model *m;
+
+    *cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    cfg->ftl.factory_bad_ppm = 10000;
+    m = h3100_model_new(cfg, NULL);
+    ck_assert(h3100_model_precondition(m, "rand:2", 9, NULL, NULL, NULL));
+    io_at(m, 0, H3100_OP_DEALLOCATE, 0, 1 << 20);
+    return m;
+}
+
+START_TEST(test_round_trip)
+{
+    g_autofree char *path = tmp_path("rt");
+    H3100Config cfg;
+    H3100Model *m = worn_model(&cfg), *back;
+    H3100Health a, b;
+    GError *err = NULL;
+    uint64_t slots = h3100_user_slots(&cfg);
+
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    back = h3100_model_load(&cfg, path, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    h3100_model_health(m, 0, &a);
+    h3100_model_health(back, 0, &b);
+    ck_assert_uint_eq(a.nand_write_bytes, b.nand_write_bytes);
+    ck_assert_uint_eq(a.host_write_bytes, b.host_write_bytes);
+    ck_assert_uint_eq(a.block_erases, b.block_erases);
+    ck_assert_uint_eq(a.erase_max, b.erase_max);
+    ck_assert_uint_eq(a.factory_bad_blocks, b.factory_bad_blocks);
+    ck_assert_uint_eq(a.free_superblocks, b.free_superblocks);
+    ck_assert_double_eq(a.waf, b.waf);
+    for (uint64_t lpn = 0; lpn < slots; lpn += 97) {
+        ck_assert(h3100_model_is_mapped(m, lpn * 4096) ==
+                  h3100_model_is_mapped(back, lpn * 4096));
+    }
+    assert_invariants(back);
+    /* the loaded drive carries on exactly as the original */
+    ck_assert(h3100_model_precondition(m, "rand:0.5", 3, NULL, NULL, NULL));
+    ck_assert(h3100_model_precondition(back, "rand:0.5", 3, NULL, NULL,
+                                       NULL));
+    h3100_model_health(m, 0, &a);
+    h3100_model_health(back, 0, &b);
+    ck_assert_uint_eq(a.nand_write_bytes, b.nand_write_bytes);
+    assert_invariants(back);
+    h3100_model_free(m);
+    h3100_model_free(back);
+    unlink(path);
+}
+END_TEST
+
+static void expect_refused(const H3100Config *cfg, const char *path,
+                           const char *words)
+{
+    GError *err = NULL;
+    H3100Model *m = h3100_model_load(cfg, path, &err);
+
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_msg(strstr(err->message, words), "error '%s' lacks '%s'",
+                  err->message, words);
+    g_error_free(err);
+}
+
+static void damage(const char *path, long offset, int mode)
+{
+    FILE *f = fopen(path, "r+b");
+    int c;
+
+    ck_assert_ptr_nonnull(f);
+    if (mode == 't') {
+        ck_assert_int_eq(ftruncate(fileno(f), offset), 0);
+    } else {
+        fseek(f, offset, offset < 0 ? SEEK_END : SEEK_SET);
+        c = fgetc(f);
+        fseek(f, -1, SEEK_CUR);
+        fputc(c ^ 0x5a, f);
+    }
+    fclose(f);
+}
+
+START_TEST(test_corrupt_files_refused)
+{
+    g_autofree char *path = tmp_path("bad");
+    H3100Config cfg;
+    H3100Model *m = worn_model(&cfg);
+    struct { long offset; int mode; const char *words; } cases[] = {
+        { 0, 'f', "not an H3100" },
+        { 9, 'f', "version" },
+        { 20, 'f', "header checksum" },
+        { 4000, 'f', "corrupt" },
+        { -3, 'f', "corrupt" },
+        { 300, 'f', "corrupt" },
+        { 5000, 't', "corrupt" },
+        { 10, 't', "shorter than its header" },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        ck_assert(h3100_model_save(m, path, NULL));
+        damage(path, cases[i].offset, cases[i].mode);
+        expect_refused(&cfg, path, cases[i].words);
+    }
+    expect_refused(&cfg, "/nonexistent/dir/state", "cannot open");
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_other_drive_refused)
+{
+    g_autofree char *path = tmp_path("other");
+    H3100Config cfg, other;
+    H3100Model *m = worn_model(&cfg);
+
+    ck_assert(h3100_model_save(m, path, NULL));
+    other = tiny_config(H3100_FAMILY_H3100, 2);
+    expect_refused(&other, path, "another drive");
+    other = cfg;
+    other.geo.user_bytes -= 1 << 20;
+    expect_refused(&other, path, "another drive");
+    /* timings are not part of the drive's identity */
+    other = cfg;
+    other.nand.t_prog_ns += 1000;
+    h3100_model_free(h3100_model_load(&other, path, NULL));
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
+static Suite *state_suite(void)
+{
+    Suite *s = suite_create("state");
+    TCase *tc = tcase_create("state");
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_corrupt_files_refused);
+    tcase_add_test(tc, test_other_drive_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(state_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
