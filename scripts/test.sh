@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The project's test command (README): install what is needed, build the
+# model library, h3100-sim and QEMU with the dapustor-h3100 device, and run
+# every test (unit tests of the model, device tests through qtest).
+#
+#   scripts/test.sh                  everything
+#   scripts/test.sh --no-device      the model's unit tests only
+#   scripts/test.sh -- ARGS          extra arguments for `meson test`
+#
+# Environment: BUILD_DIR (default ./build), QEMU_SRC (a QEMU 10.0+ tree
+# to use instead of Debian's source package), H3100_CACHE.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+device=enabled
+extra=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --no-device) device=disabled ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) h3100_die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+
+cd "$H3100_PROJECT"
+build=${BUILD_DIR:-build}
+if [ "$device" = enabled ]; then
+    scripts/install-deps.sh --qemu
+else
+    scripts/install-deps.sh
+fi
+
+if [ -f "$build/meson-private/coredata.dat" ]; then
+    meson setup --reconfigure "$build" -Ddevice="$device" >/dev/null
+else
+    meson setup "$build" -Ddevice="$device" >/dev/null
+fi
+h3100_log "building (QEMU's first build takes a while; later ones are incremental)"
+meson compile -C "$build"
+
+status=0
+meson test -C "$build" --print-errorlogs --num-processes 1 "${extra[@]}" ||
+    status=$?
+
+# One plain summary line, whatever runner reads this output.
+python3 - "$build/meson-logs/testlog.json" <<'PY'
+import json, sys
+ok = bad = skip = 0
+with open(sys.argv[1]) as f:
+    for line in f:
+        r = json.loads(line).get("result", "")
+        if r in ("OK", "EXPECTEDFAIL"):
+            ok += 1
+        elif r == "SKIP":
+            skip += 1
+        else:
+            bad += 1
+print(f"tests: {ok} passed, {bad} failed, {skip} skipped")
+PY
+exit $status
