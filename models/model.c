@@ -453,6 +453,15 @@ uint64_t h3100_model_sanitize(H3100Model *m, uint64_t now)
     return done;
 }
 
+void h3100_model_prefetch(const H3100Model *m, uint64_t offset)
+{
+    uint64_t lpn = offset / H3100_SLOT_BYTES;
+
+    if (lpn < m->ftl.user_slots) {
+        ftl_prefetch(&m->ftl, lpn);
+    }
+}
+
 bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset)
 {
     uint64_t lpn = offset / H3100_SLOT_BYTES;

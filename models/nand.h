@@ -51,6 +51,7 @@ typedef struct Nand {
     DieQueue *q;                      /* per die */
     uint64_t *read_free;              /* per plane (die * planes + plane) */
     uint64_t present;                 /* bookings before this are past */
+    uint64_t next_retire;             /* no queued op ends before this */
     NandStats stats;
 } Nand;
 

@@ -27,10 +27,14 @@ void ra_destroy(ReadAhead *ra)
 void ra_reset_time(ReadAhead *ra)
 {
     memset(ra->s, 0, sizeof(RaStream) * (ra->nstreams ? ra->nstreams : 1));
+    ra->live_chunks = 0;
 }
 
 bool ra_lookup(const ReadAhead *ra, uint64_t lpn, uint64_t *ready)
 {
+    if (!ra->live_chunks) {
+        return false;
+    }
     for (uint32_t i = 0; i < ra->nstreams; i++) {
         const RaStream *s = &ra->s[i];
 
@@ -59,6 +63,9 @@ static RaStream *find_stream(ReadAhead *ra, uint64_t lpn)
         if (s->last_use < lru->last_use) {
             lru = s;
         }
+    }
+    for (uint32_t c = 0; c < RA_CHUNKS; c++) {
+        ra->live_chunks -= lru->chunk[c].end != lru->chunk[c].start;
     }
     memset(lru, 0, sizeof(*lru));
     return lru;
@@ -101,7 +108,9 @@ void ra_filled(ReadAhead *ra, const RaFetch *fetch, uint64_t ready)
     RaStream *s = fetch->stream;
     RaChunk *ch = &s->chunk[s->head];
 
-    (void)ra;
+    if (ch->end == ch->start) {
+        ra->live_chunks++;
+    }
     ch->start = fetch->start;
     ch->end = fetch->end;
     ch->ready = ready;
@@ -110,6 +119,9 @@ void ra_filled(ReadAhead *ra, const RaFetch *fetch, uint64_t ready)
 
 void ra_invalidate(ReadAhead *ra, uint64_t lpn, uint64_t n)
 {
+    if (!ra->live_chunks) {
+        return;
+    }
     for (uint32_t i = 0; i < ra->nstreams; i++) {
         RaStream *s = &ra->s[i];
 
@@ -118,6 +130,7 @@ void ra_invalidate(ReadAhead *ra, uint64_t lpn, uint64_t n)
 
             if (ch->start < lpn + n && lpn < ch->end) {
                 ch->start = ch->end = 0;
+                ra->live_chunks--;
                 if (s->prefetched_to > lpn) {
                     s->prefetched_to = lpn;
                 }

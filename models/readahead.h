@@ -34,6 +34,7 @@ typedef struct ReadAhead {
     uint64_t chunk_slots;             /* half the window */
     uint64_t user_slots;
     uint64_t clock;                   /* use counter for LRU */
+    uint32_t live_chunks;             /* chunks holding data */
     RaStream *s;
 } ReadAhead;
 

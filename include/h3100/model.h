@@ -102,6 +102,9 @@ void h3100_model_set_timing(H3100Model *m, bool on);
 H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
                                const H3100Io *io);
 
+/* A hint: a command at @offset comes soon (fetches its map entry). */
+void h3100_model_prefetch(const H3100Model *m, uint64_t offset);
+
 /* Let background work (idle reclaim) run up to @now. */
 void h3100_model_idle(H3100Model *m, uint64_t now);
 
