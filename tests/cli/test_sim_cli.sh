@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# h3100-sim as a user meets it: bad options give one clear line and exit
+# 1; runs print what they promise; the same seed gives the same figures;
+# saved state round-trips; the 0.8 TB datasheet is within 5%.
+set -uo pipefail
+sim=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok()   { pass=$((pass + 1)); echo "ok - $1"; }
+bad()  { fail=$((fail + 1)); echo "not ok - $1"; }
+
+# expect_error ARGS...: exit 1, exactly one line on stderr, nothing on stdout
+expect_error() {
+    local out err rc
+    out=$("$sim" "$@" 2>"$tmp/err")
+    rc=$?
+    err=$(cat "$tmp/err")
+    if [ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+       [[ $err == h3100-sim:* ]]; then
+        ok "error: $* -> $err"
+    else
+        bad "error: $* (rc=$rc, stderr='$err', stdout='$out')"
+    fi
+}
+
+expect_error --profile h3100-9t
+expect_error --rw sideways
+expect_error --bs 1000
+expect_error --bs 4k:0
+expect_error --iodepth 0
+expect_error --span 2.5
+expect_error --runtime -1
+expect_error --precondition rand:x
+expect_error --set no_such_knob=1
+expect_error --set channels=0
+expect_error --set blocks_per_plane=200
+expect_error --load "$tmp/missing"
+expect_error --no-such-option
+expect_error stray-argument
+
+small="--profile h3100-0.8t --set dies_per_channel=1,blocks_per_plane=264,spare_blocks_per_plane=8,pages_per_block=48,gc_bg_free=4,gc_fg_free=2,write_buffer_bytes=2M,user_bytes=2147483648"
+
+# a mixed run prints IOPS, latency percentiles, WAF and counters
+# shellcheck disable=SC2086
+if "$sim" $small --precondition rand:1 --rw randrw --rwmixread 70 \
+        --bs 4k:50,8k:30,64k:20 --iodepth 8 --numjobs 2 --runtime 0.2 \
+        >"$tmp/out" 2>/dev/null &&
+   grep -q "read : IOPS=" "$tmp/out" && grep -q "write: IOPS=" "$tmp/out" &&
+   grep -q "p99.9=" "$tmp/out" && grep -q "WAF=" "$tmp/out"; then
+    ok "mixed run report"
+else
+    bad "mixed run report: $(cat "$tmp/out")"
+fi
+
+# --interval prints one row per interval
+# shellcheck disable=SC2086
+rows=$("$sim" $small --rw randwrite --iodepth 32 --runtime 1 --interval 0.1 \
+       2>/dev/null | grep -cE '^ +[0-9]+\.[0-9]+ ')
+if [ "$rows" -eq 10 ]; then ok "interval rows"; else bad "interval rows: $rows"; fi
+
+# the same seed gives the same figures, another seed others
+run() {
+    # shellcheck disable=SC2086
+    "$sim" $small --precondition rand:1 --rw randrw --iodepth 16 \
+        --runtime 0.1 --seed "$1" --json 2>/dev/null |
+        python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["iops"], d["lat"]["mean_us"], d["nand_write_bytes"])'
+}
+a=$(run 3); b=$(run 3); c=$(run 4)
+if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ]; then
+    ok "deterministic seeds ($a)"
+else
+    bad "deterministic seeds: '$a' '$b' '$c'"
+fi
+
+# saved state loads and keeps the drive's history
+# shellcheck disable=SC2086
+"$sim" $small --precondition rand:2 --runtime 0.01 --save "$tmp/s" >/dev/null 2>&1
+# shellcheck disable=SC2086
+if "$sim" $small --load "$tmp/s" --rw randwrite --runtime 0.05 --json 2>/dev/null |
+   python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["lifetime_waf"] > 1.3 else 1)'; then
+    ok "state save and load"
+else
+    bad "state save and load"
+fi
+printf 'garbage' | dd of="$tmp/s" bs=1 seek=100 conv=notrunc 2>/dev/null
+# shellcheck disable=SC2086
+expect_error $small --load "$tmp/s"
+expect_error --load "$tmp/s"
+
+# the datasheet of one capacity, as JSON, within 5% everywhere
+if "$sim" --datasheet --profile h3100-0.8t --json 2>/dev/null >"$tmp/ds.json" &&
+   python3 - "$tmp/ds.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+keys = {"metric", "capacity", "target", "model", "error_pct"}
+assert len(rows) >= 9, rows
+for r in rows:
+    assert keys <= set(r), r
+    assert abs(r["error_pct"]) <= 5.0, r
+    print(f'  {r["metric"]:24} {r["target"]:10.1f} {r["model"]:10.1f} {r["error_pct"]:6.2f}%')
+PY
+then
+    ok "datasheet h3100-0.8t within 5%"
+else
+    bad "datasheet h3100-0.8t"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
