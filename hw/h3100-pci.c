@@ -1,37 +1,37 @@
 /*
- * DapuStor H3100 NVMe SSD: PCIe function and NVMe controller registers
+ * DapuStor H3100 NVMe SSD: PCIe function, properties, drive model setup
  *
  * Copyright (c) 2025 dapustor-h3100 authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * PCI identity: vendor 0x1e3b (DapuStor), device 0x1098, class 0x010802
- * (NVMe), subsystem 0x1e3b:0x0014 (H3100 3.2 TB U.2).
+ * (NVMe), subsystem 0x1e3b:<ID by model, capacity and form factor>.
  *
- * BAR0 (64-bit memory, 16 KiB):
+ * BAR0 (64-bit memory, 32 KiB):
  *   0x0000 - 0x0fff  controller registers (CAP, VS, CC, CSTS, AQA, ...)
  *   0x1000 - 0x1fff  doorbells (CAP.DSTRD = 0)
- *   0x2000           MSI-X table
- *   0x3000           MSI-X PBA
+ *   0x2000           MSI-X table (max-ioqpairs + 1 vectors)
+ *   0x4000           MSI-X PBA
  *
- * Usage:
- *   -drive file=disk.img,if=none,id=d0,format=raw
- *   -device dapustor-h3100,drive=d0
+ * Usage (see docs/usage.md):
+ *   -drive file=disk.qcow2,if=none,id=d0
+ *   -device dapustor-h3100,drive=d0,capacity=3.2T
  */
 
 #include "qemu/osdep.h"
-#include "qemu/log.h"
+#include "qemu/error-report.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
-#include "hw/pci/pci_device.h"
+#include "block/aio-wait.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
-#include "system/block-backend.h"
 #include "migration/vmstate.h"
-#include "block/nvme.h"
+#include "h3100.h"
 #include "trace.h"
 
 /* QEMU 10.1 changed class_init's data argument to const void *. */
@@ -42,426 +42,562 @@
 #define H3100_CLASS_DATA void *
 #endif
 
-#define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
-OBJECT_DECLARE_SIMPLE_TYPE(H3100PciState, DAPUSTOR_H3100)
-
-#define H3100_PCI_VENDOR_ID         0x1e3b
-#define H3100_PCI_DEVICE_ID         0x1098
-#define H3100_PCI_SUBSYS_VENDOR_ID  0x1e3b
-#define H3100_PCI_SUBSYS_ID         0x0014  /* H3100 3.2 TB U.2 */
-#define H3100_PCI_REVISION          0x00
-
-#define H3100_NVME_VERSION          0x00010300  /* NVMe 1.3 */
-#define H3100_MAX_IOQPAIRS          64
-#define H3100_MQES                  1023        /* 0's based: 1024 entries */
-#define H3100_CAP_TO                20          /* 500 ms units: 10 s */
-#define H3100_MSIX_VECTORS          (H3100_MAX_IOQPAIRS + 1)
-
-#define H3100_REGS_SIZE             0x1000
-#define H3100_DB_OFFSET             0x1000
-#define H3100_DB_SIZE               0x1000
-#define H3100_MSIX_TABLE_OFFSET     0x2000
-#define H3100_MSIX_PBA_OFFSET       0x3000
-#define H3100_BAR0_SIZE             (16 * KiB)
-
-#define H3100_PCIE_CAP_OFFSET       0x80
-
 QEMU_BUILD_BUG_ON(sizeof(NvmeBar) != H3100_REGS_SIZE);
-QEMU_BUILD_BUG_ON((H3100_MAX_IOQPAIRS + 1) * 8 > H3100_DB_SIZE);
-QEMU_BUILD_BUG_ON(H3100_MSIX_VECTORS * PCI_MSIX_ENTRY_SIZE >
+QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * 8 > H3100_DB_SIZE);
+QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * PCI_MSIX_ENTRY_SIZE >
                   H3100_MSIX_PBA_OFFSET - H3100_MSIX_TABLE_OFFSET);
 
-struct H3100PciState {
-    PCIDevice parent_obj;
+/* ---- contexts and the model ------------------------------------------ */
 
-    MemoryRegion bar0;
-    MemoryRegion iomem;
-    NvmeBar bar;
+typedef struct H3100CtxCall {
+    void (*fn)(void *);
+    void *opaque;
+} H3100CtxCall;
 
-    BlockBackend *blk;
-    int64_t capacity;
-
-    bool doorbell_unimp_logged;
-};
-
-#define H3100_GUEST_ERR(fmt, ...) \
-    qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
-                  ## __VA_ARGS__)
-
-static void h3100_pci_init_regs(H3100PciState *s)
+static void h3100_ctx_call_bh(void *opaque)
 {
-    uint64_t cap = 0;
+    H3100CtxCall *c = opaque;
 
-    memset(&s->bar, 0, sizeof(s->bar));
-
-    NVME_CAP_SET_MQES(cap, H3100_MQES);
-    NVME_CAP_SET_CQR(cap, 1);
-    NVME_CAP_SET_TO(cap, H3100_CAP_TO);
-    NVME_CAP_SET_DSTRD(cap, 0);
-    NVME_CAP_SET_NSSRS(cap, 0);
-    NVME_CAP_SET_CSS(cap, NVME_CAP_CSS_NCSS);
-    NVME_CAP_SET_MPSMIN(cap, 0);
-    NVME_CAP_SET_MPSMAX(cap, 0);
-
-    stq_le_p(&s->bar.cap, cap);
-    stl_le_p(&s->bar.vs, H3100_NVME_VERSION);
+    c->fn(c->opaque);
 }
 
-/*
- * Controller reset (CC.EN 1 -> 0): the controller is idle and CSTS.RDY
- * clears.  AQA, ASQ and ACQ keep their values.
- */
-static void h3100_pci_ctrl_reset(H3100PciState *s)
+/* Run @fn in the controller's context and wait for it (BQL held). */
+void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
 {
-    trace_h3100_ctrl_reset();
+    H3100CtxCall c = { .fn = fn, .opaque = opaque };
+
+    if (s->ctx == qemu_get_aio_context()) {
+        fn(opaque);
+        return;
+    }
+    aio_wait_bh_oneshot(s->ctx, h3100_ctx_call_bh, &c);
+}
+
+static uint64_t h3100_now_locked(H3100State *s)
+{
+    int64_t v = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->time_base;
+    uint64_t now = v > 0 ? v : 0;
+
+    /* the model wants non-decreasing time */
+    if (now < s->model_last) {
+        now = s->model_last;
+    }
+    s->model_last = now;
+    return now;
+}
+
+uint64_t h3100_now(H3100State *s)
+{
+    uint64_t now;
+
+    qemu_mutex_lock(&s->model_lock);
+    now = h3100_now_locked(s);
+    qemu_mutex_unlock(&s->model_lock);
+    return now;
+}
+
+int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns)
+{
+    return s->time_base + (int64_t)model_ns;
+}
+
+H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
+                           uint64_t length, bool fua, uint32_t stream)
+{
+    H3100Io io = {
+        .op = op, .offset = offset, .length = length,
+        .fua = fua, .stream = stream,
+    };
+    H3100Result r;
+    uint64_t now;
+
+    qemu_mutex_lock(&s->model_lock);
+    now = h3100_now_locked(s);
+    r = h3100_model_submit(s->model, now, &io);
+    qemu_mutex_unlock(&s->model_lock);
+    trace_h3100_model_io(op, offset, length, now, r.done_ns, r.status);
+    return r;
+}
+
+void h3100_health(H3100State *s, H3100Health *h)
+{
+    qemu_mutex_lock(&s->model_lock);
+    h3100_model_health(s->model, h3100_now_locked(s), h);
+    qemu_mutex_unlock(&s->model_lock);
+}
+
+static void h3100_idle_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+
+    qemu_mutex_lock(&s->model_lock);
+    h3100_model_idle(s->model, h3100_now_locked(s));
+    qemu_mutex_unlock(&s->model_lock);
+    if (++s->idle_ticks >= H3100_HEALTH_EVERY) {
+        s->idle_ticks = 0;
+        h3100_health_check(s);
+    }
+    timer_mod(s->idle_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              H3100_IDLE_PERIOD_NS);
+}
+
+void h3100_update_lbads(H3100State *s, uint32_t lbads)
+{
+    s->lbads = lbads;
+}
+
+/* ---- controller reset -------------------------------------------------- */
+
+static void h3100_stop_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    s->stopping = true;
+    h3100_queue_ioeventfd_stop(s);
+}
+
+static void h3100_reset_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    h3100_queues_reset(s);
+    h3100_aer_reset(s);
+    h3100_dst_abort(s, 2);
+    h3100_fw_reset(s);
+    h3100_features_init(s);
+    s->format_busy = false;
+    s->dbbuf_enabled = false;
+    s->dbbuf_dbs = 0;
+    s->dbbuf_eis = 0;
+    s->irq_status = 0;
+    timer_del(s->idle_timer);
     stl_le_p(&s->bar.csts, 0);
     stl_le_p(&s->bar.intms, 0);
     stl_le_p(&s->bar.intmc, 0);
+    s->stopping = false;
 }
 
-static const char *h3100_pci_check_enable(H3100PciState *s)
-{
-    uint64_t cap = ldq_le_p(&s->bar.cap);
-    uint32_t cc = ldl_le_p(&s->bar.cc);
-    uint32_t aqa = ldl_le_p(&s->bar.aqa);
-    uint64_t asq = ldq_le_p(&s->bar.asq);
-    uint64_t acq = ldq_le_p(&s->bar.acq);
-    uint64_t page_size = 1ULL << (NVME_CC_MPS(cc) + 12);
-
-    if (NVME_CC_MPS(cc) < NVME_CAP_MPSMIN(cap) ||
-        NVME_CC_MPS(cc) > NVME_CAP_MPSMAX(cap)) {
-        return "CC.MPS outside CAP.MPSMIN..MPSMAX";
-    }
-    if (!(NVME_CAP_CSS(cap) & (1 << NVME_CC_CSS(cc)))) {
-        return "CC.CSS selects an unsupported command set";
-    }
-    if (NVME_CC_AMS(cc) != 0) {
-        return "CC.AMS selects an unsupported arbitration mechanism";
-    }
-    if (asq & (page_size - 1)) {
-        return "ASQ not page aligned";
-    }
-    if (acq & (page_size - 1)) {
-        return "ACQ not page aligned";
-    }
-    if (!NVME_AQA_ASQS(aqa) || NVME_AQA_ASQS(aqa) > H3100_MQES) {
-        return "AQA.ASQS out of range";
-    }
-    if (!NVME_AQA_ACQS(aqa) || NVME_AQA_ACQS(aqa) > H3100_MQES) {
-        return "AQA.ACQS out of range";
-    }
-    return NULL;
-}
-
-static void h3100_pci_write_cc(H3100PciState *s, uint32_t data)
-{
-    uint32_t cc = ldl_le_p(&s->bar.cc);
-    uint32_t csts = ldl_le_p(&s->bar.csts);
-    const char *err;
-
-    stl_le_p(&s->bar.cc, data);
-
-    if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
-        trace_h3100_ctrl_shutdown(NVME_CC_SHN(data));
-        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
-        csts |= NVME_CSTS_SHST_COMPLETE;
-    } else if (!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) {
-        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
-    }
-
-    if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
-        err = h3100_pci_check_enable(s);
-        if (err) {
-            trace_h3100_err_enable(err);
-            H3100_GUEST_ERR("controller enable failed: %s", err);
-            csts = NVME_CSTS_FAILED;
-        } else {
-            trace_h3100_ctrl_enable(data, ldl_le_p(&s->bar.aqa),
-                                    ldq_le_p(&s->bar.asq),
-                                    ldq_le_p(&s->bar.acq));
-            csts = NVME_CSTS_READY;
-        }
-    } else if (!NVME_CC_EN(data) && NVME_CC_EN(cc)) {
-        trace_h3100_ctrl_disable(data);
-        h3100_pci_ctrl_reset(s);
-        return;
-    }
-
-    stl_le_p(&s->bar.csts, csts);
-}
-
-static void h3100_pci_write_reg(H3100PciState *s, hwaddr offset,
-                                uint64_t data, unsigned size)
+/*
+ * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
+ * let every block request finish, then free the queues and requests.
+ */
+void h3100_ctrl_reset(H3100State *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
-    bool enabled = NVME_CC_EN(ldl_le_p(&s->bar.cc));
-    uint32_t intms;
 
-    switch (offset) {
-    case NVME_REG_INTMS:
-    case NVME_REG_INTMC:
-        if (msix_enabled(pci)) {
-            H3100_GUEST_ERR("INTMS/INTMC written while MSI-X is enabled");
-            return;
+    trace_h3100_ctrl_reset();
+    h3100_run_in_ctx(s, h3100_stop_fn, s);
+    blk_drain(s->blk);
+    h3100_run_in_ctx(s, h3100_reset_fn, s);
+    if (s->irq_bh) {
+        qemu_bh_cancel(s->irq_bh);
+        for (unsigned i = 0; i < H3100_IRQ_WORDS; i++) {
+            qatomic_set(&s->irq_pending[i], 0);
         }
-        intms = ldl_le_p(&s->bar.intms);
-        if (offset == NVME_REG_INTMS) {
-            intms |= data;
-        } else {
-            intms &= ~data;
-        }
-        stl_le_p(&s->bar.intms, intms);
-        stl_le_p(&s->bar.intmc, intms);
-        return;
-    case NVME_REG_CC:
-        h3100_pci_write_cc(s, data);
-        return;
-    case NVME_REG_CSTS:
-        if (data) {
-            H3100_GUEST_ERR("write of 0x%" PRIx64 " to read-only CSTS", data);
-        }
-        return;
-    case NVME_REG_NSSR:
-        H3100_GUEST_ERR("NVM subsystem reset not supported (CAP.NSSRS=0)");
-        return;
-    case NVME_REG_AQA:
-    case NVME_REG_ASQ:
-    case NVME_REG_ASQ + 4:
-    case NVME_REG_ACQ:
-    case NVME_REG_ACQ + 4:
-        if (enabled) {
-            H3100_GUEST_ERR("admin queue register 0x%" HWADDR_PRIx
-                            " written while CC.EN=1, ignored", offset);
-            return;
-        }
-        if (offset == NVME_REG_AQA) {
-            stl_le_p(&s->bar.aqa, data);
-        } else {
-            stn_le_p((uint8_t *)&s->bar + offset, size, data);
-        }
-        return;
-    default:
-        H3100_GUEST_ERR("write to read-only or reserved register 0x%"
-                        HWADDR_PRIx " ignored", offset);
-        return;
     }
+    pci_irq_deassert(pci);
 }
 
-static void h3100_pci_write_doorbell(H3100PciState *s, hwaddr offset,
-                                     uint64_t data)
+/* ---- properties and identity ------------------------------------------ */
+
+static bool h3100_profile_name(H3100State *s, char *name, size_t len,
+                               Error **errp)
 {
-    unsigned idx = (offset - H3100_DB_OFFSET) / 4;
-    unsigned qid = idx / 2;
-    bool is_cq = idx & 1;
+    static const char *const h3100_caps[] = { "0.8t", "1.6t", "3.2t",
+                                              "6.4t", NULL };
+    static const char *const h3200_caps[] = { "0.96t", "1.92t", "3.84t",
+                                              "7.68t", NULL };
+    const char *const *caps;
+    g_autofree char *cap = NULL;
+    bool h3200;
 
-    if (qid > H3100_MAX_IOQPAIRS) {
-        H3100_GUEST_ERR("doorbell write beyond queue %u (offset 0x%"
-                        HWADDR_PRIx ")", H3100_MAX_IOQPAIRS, offset);
-        return;
-    }
-    if (!NVME_CSTS_RDY(ldl_le_p(&s->bar.csts))) {
-        H3100_GUEST_ERR("doorbell write while CSTS.RDY=0 (offset 0x%"
-                        HWADDR_PRIx ")", offset);
-        return;
-    }
-    trace_h3100_doorbell(qid, is_cq, data);
-    if (!s->doorbell_unimp_logged) {
-        s->doorbell_unimp_logged = true;
-        qemu_log_mask(LOG_UNIMP, "%s: command processing not implemented\n",
-                      TYPE_DAPUSTOR_H3100);
-    }
-}
-
-static uint64_t h3100_pci_mmio_read(void *opaque, hwaddr addr,
-                                    unsigned size)
-{
-    H3100PciState *s = opaque;
-    uint64_t val = 0;
-
-    if ((addr & (size - 1)) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword read, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
-    }
-
-    if (addr + size <= H3100_REGS_SIZE) {
-        val = ldn_le_p((uint8_t *)&s->bar + addr, size);
-    } else if (addr >= H3100_DB_OFFSET) {
-        H3100_GUEST_ERR("read of write-only doorbell, offset 0x%" HWADDR_PRIx,
-                        addr);
+    if (!s->model_name || !strcmp(s->model_name, "h3100")) {
+        h3200 = false;
+    } else if (!strcmp(s->model_name, "h3200")) {
+        h3200 = true;
     } else {
-        H3100_GUEST_ERR("read crossing the register file end, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
+        error_setg(errp, "model=%s: expected h3100 or h3200", s->model_name);
+        return false;
     }
-
-    trace_h3100_mmio_read(addr, size, val);
-    return val;
+    caps = h3200 ? h3200_caps : h3100_caps;
+    cap = g_ascii_strdown(s->capacity ? s->capacity :
+                          (h3200 ? "3.84T" : "3.2T"), -1);
+    if (!g_strv_contains((const char * const *)caps, cap)) {
+        g_autofree char *list = g_strjoinv("|", (char **)caps);
+        error_setg(errp, "capacity=%s: %s takes %s", s->capacity,
+                   h3200 ? "h3200" : "h3100", list);
+        return false;
+    }
+    snprintf(name, len, "%s-%s", h3200 ? "h3200" : "h3100", cap);
+    return true;
 }
 
-static void h3100_pci_mmio_write(void *opaque, hwaddr addr, uint64_t data,
-                                 unsigned size)
+static uint64_t h3100_mix64(uint64_t x)
 {
-    H3100PciState *s = opaque;
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
 
-    trace_h3100_mmio_write(addr, size, data);
+/* "04T0" for 4 TB, "03T2" for 3.2 TB */
+static void h3100_cap_code(char *buf, size_t len, uint32_t gb)
+{
+    snprintf(buf, len, "%02uT%u", MIN(gb / 1000, 99u), (gb % 1000) / 100);
+}
 
-    if ((addr & 3) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword write, offset 0x%"
-                        HWADDR_PRIx " size %u, ignored", addr, size);
-        return;
+static bool h3100_identity_init(H3100State *s, Error **errp)
+{
+    const H3100Config *c = &s->cfg;
+    uint32_t raw_gb = (uint32_t)(h3100_raw_data_bytes(c) / 1000000000ULL);
+    char raw[8], user[8];
+
+    if (!s->form_factor || !strcmp(s->form_factor, "u2")) {
+        s->subsys_id = c->subsystem_u2;
+    } else if (!strcmp(s->form_factor, "hhhl")) {
+        s->subsys_id = c->subsystem_hhhl;
+    } else {
+        error_setg(errp, "form-factor=%s: expected u2 or hhhl",
+                   s->form_factor);
+        return false;
     }
-
-    if (addr >= H3100_DB_OFFSET) {
-        if (size != 4) {
-            H3100_GUEST_ERR("doorbell write of size %u, ignored", size);
-            return;
+    if (s->serial) {
+        if (strlen(s->serial) > 20) {
+            error_setg(errp, "serial=%s: at most 20 characters", s->serial);
+            return false;
         }
-        h3100_pci_write_doorbell(s, addr, data);
-        return;
-    }
+        pstrcpy(s->sn, sizeof(s->sn), s->serial);
+    } else {
+        uint64_t id = h3100_mix64(s->seed ^
+                                  ((uint64_t)c->nominal_gb << 32));
 
-    if (size == 8 && addr != NVME_REG_ASQ && addr != NVME_REG_ACQ) {
-        /* split like a pair of 32-bit writes (CAP and reserved are RO) */
-        h3100_pci_write_reg(s, addr, (uint32_t)data, 4);
-        h3100_pci_write_reg(s, addr + 4, data >> 32, 4);
-        return;
+        snprintf(s->sn, sizeof(s->sn), "DP%012" PRIX64,
+                 (uint64_t)(id & 0xffffffffffffULL));
     }
-    h3100_pci_write_reg(s, addr, data, size);
+    if (s->model_number) {
+        if (strlen(s->model_number) > 40) {
+            error_setg(errp, "model-number=%s: at most 40 characters",
+                       s->model_number);
+            return false;
+        }
+        pstrcpy(s->mn, sizeof(s->mn), s->model_number);
+    } else {
+        /* raw NAND rounded to whole TB, as in "DPHV5104T0TA03T2000" */
+        h3100_cap_code(raw, sizeof(raw),
+                       (raw_gb + 500) / 1000 * 1000 ?: 1000);
+        h3100_cap_code(user, sizeof(user), c->nominal_gb);
+        snprintf(s->mn, sizeof(s->mn), "DAPUSTOR DPH%s%sTA%s000",
+                 c->family == H3100_FAMILY_H3200 ? "32" : "31", raw, user);
+    }
+    if (!s->firmware) {
+        s->firmware = g_strdup("H3D10060");
+    }
+    if (!*s->firmware || strlen(s->firmware) > 8) {
+        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
+        return false;
+    }
+    return true;
 }
 
-static const MemoryRegionOps h3100_pci_mmio_ops = {
-    .read = h3100_pci_mmio_read,
-    .write = h3100_pci_mmio_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-    },
-};
-
-static void h3100_pci_realize(PCIDevice *pci_dev, Error **errp)
+static bool h3100_model_init(H3100State *s, Error **errp)
 {
-    H3100PciState *s = DAPUSTOR_H3100(pci_dev);
-    uint8_t *conf = pci_dev->config;
-    uint64_t perm;
-    int ret;
+    g_autoptr(GError) gerr = NULL;
+    char profile[32];
+    int64_t len;
+
+    if (!h3100_profile_name(s, profile, sizeof(profile), errp)) {
+        return false;
+    }
+    if (!h3100_profile_load(&s->cfg, profile, &gerr)) {
+        error_setg(errp, "profile %s: %s", profile, gerr->message);
+        return false;
+    }
+    s->cfg.seed = s->seed;
+    if (s->model_params && *s->model_params &&
+        !h3100_config_apply(&s->cfg, s->model_params, &gerr)) {
+        error_setg(errp, "model-params: %s", gerr->message);
+        return false;
+    }
+    s->model = h3100_model_new(&s->cfg, &gerr);
+    if (!s->model) {
+        error_setg(errp, "drive model: %s", gerr->message);
+        return false;
+    }
+    s->cfg = *h3100_model_config(s->model);
+    h3100_model_set_timing(s->model, s->timing);
+    s->ns_bytes = s->cfg.geo.user_bytes;
+
+    len = blk_getlength(s->blk);
+    if (len < 0) {
+        error_setg_errno(errp, -len, "could not get drive size");
+        return false;
+    }
+    if ((uint64_t)len < s->ns_bytes) {
+        error_setg(errp, "drive is %" PRId64 " bytes, the %s namespace needs "
+                   "%" PRIu64 " (qemu-img create -f qcow2 FILE %" PRIu64
+                   ", or -drive driver=null-co,size=%" PRIu64 ")",
+                   len, profile, s->ns_bytes, s->ns_bytes, s->ns_bytes);
+        return false;
+    }
+    return true;
+}
+
+static bool h3100_check_props(H3100State *s, Error **errp)
+{
+    if (s->max_ioqpairs < 1 || s->max_ioqpairs > H3100_MAX_QPAIRS_LIMIT) {
+        error_setg(errp, "max-ioqpairs=%u: expected 1..%u", s->max_ioqpairs,
+                   H3100_MAX_QPAIRS_LIMIT);
+        return false;
+    }
+    if (s->mdts < 1 || s->mdts > 10) {
+        error_setg(errp, "mdts=%u: expected 1..10 (2^mdts x 4 KiB)", s->mdts);
+        return false;
+    }
+    if (s->form_factor && strcmp(s->form_factor, "u2") &&
+        strcmp(s->form_factor, "hhhl")) {
+        error_setg(errp, "form-factor=%s: expected u2 or hhhl",
+                   s->form_factor);
+        return false;
+    }
+    if (s->lba_size != 512 && s->lba_size != 4096) {
+        error_setg(errp, "lba-size=%u: expected 512 or 4096", s->lba_size);
+        return false;
+    }
+    return true;
+}
+
+static bool h3100_blk_init(H3100State *s, Error **errp)
+{
+    uint64_t perm = BLK_PERM_CONSISTENT_READ;
 
     if (!s->blk) {
         error_setg(errp, "drive property not set "
                    "(use -drive if=none,id=ID,... and drive=ID)");
-        return;
+        return false;
     }
     if (!blk_is_inserted(s->blk)) {
         error_setg(errp, "drive has no medium");
-        return;
+        return false;
     }
-
-    perm = BLK_PERM_CONSISTENT_READ;
     if (blk_supports_write_perm(s->blk)) {
         perm |= BLK_PERM_WRITE;
     }
     if (blk_set_perm(s->blk, perm, BLK_PERM_ALL, errp) < 0) {
-        return;
+        return false;
     }
+    if (s->iothread) {
+        s->ctx = iothread_get_aio_context(s->iothread);
+        if (blk_set_aio_context(s->blk, s->ctx, errp) < 0) {
+            return false;
+        }
+    } else {
+        s->ctx = qemu_get_aio_context();
+    }
+    /* PLP drive: every completed write is durable unless vwc=on */
+    blk_set_enable_write_cache(s->blk, false);
+    return true;
+}
 
-    s->capacity = blk_getlength(s->blk);
-    if (s->capacity < 0) {
-        error_setg_errno(errp, -s->capacity, "could not get drive size");
-        return;
-    }
+static bool h3100_pci_init(H3100State *s, Error **errp)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    uint8_t *conf = pci->config;
 
     conf[PCI_INTERRUPT_PIN] = 1;
     pci_config_set_prog_interface(conf, 0x2);
+    pci_set_word(conf + PCI_SUBSYSTEM_VENDOR_ID, H3100_PCI_SUBSYS_VENDOR_ID);
+    pci_set_word(conf + PCI_SUBSYSTEM_ID, s->subsys_id);
 
-    ret = pcie_endpoint_cap_init(pci_dev, H3100_PCIE_CAP_OFFSET);
-    if (ret < 0) {
-        error_setg(errp, "could not add the PCIe capability");
-        return;
+    if (pci_pm_init(pci, H3100_PM_CAP_OFFSET, errp) < 0) {
+        return false;
     }
+    pci_set_word(conf + H3100_PM_CAP_OFFSET + PCI_PM_CTRL,
+                 PCI_PM_CTRL_NO_SOFT_RESET);
+    if (pcie_endpoint_cap_init(pci, H3100_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "could not add the PCIe capability");
+        return false;
+    }
+    pcie_cap_fill_link_ep_usp(pci, QEMU_PCI_EXP_LNK_X4,
+                              QEMU_PCI_EXP_LNK_8GT);
 
     memory_region_init(&s->bar0, OBJECT(s), "dapustor-h3100-bar0",
                        H3100_BAR0_SIZE);
-    memory_region_init_io(&s->iomem, OBJECT(s), &h3100_pci_mmio_ops, s,
+    memory_region_init_io(&s->iomem, OBJECT(s), &h3100_mmio_ops, s,
                           "dapustor-h3100-regs", H3100_MSIX_TABLE_OFFSET);
     memory_region_add_subregion(&s->bar0, 0, &s->iomem);
-    pci_register_bar(pci_dev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
+    pci_register_bar(pci, 0, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
 
-    ret = msix_init(pci_dev, H3100_MSIX_VECTORS,
-                    &s->bar0, 0, H3100_MSIX_TABLE_OFFSET,
-                    &s->bar0, 0, H3100_MSIX_PBA_OFFSET, 0, errp);
-    if (ret < 0) {
+    s->nvec = s->max_ioqpairs + 1;
+    if (msix_init(pci, s->nvec, &s->bar0, 0, H3100_MSIX_TABLE_OFFSET,
+                  &s->bar0, 0, H3100_MSIX_PBA_OFFSET, 0, errp) < 0) {
+        return false;
+    }
+    for (unsigned i = 0; i < s->nvec; i++) {
+        msix_vector_use(pci, i);
+    }
+    pcie_cap_deverr_init(pci);
+    return true;
+}
+
+static void h3100_state_init(H3100State *s)
+{
+    s->sq = g_new0(H3100SQueue *, s->max_ioqpairs + 1);
+    s->cq = g_new0(H3100CQueue *, s->max_ioqpairs + 1);
+    s->vec = g_new0(H3100Vector, s->nvec);
+    for (unsigned i = 0; i < s->nvec; i++) {
+        s->vec[i].s = s;
+        s->vec[i].idx = i;
+        s->vec[i].timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                        h3100_irq_timer_cb, &s->vec[i]);
+    }
+    s->irq_pending = g_new0(uint64_t, H3100_IRQ_WORDS);
+    if (s->ctx != qemu_get_aio_context()) {
+        s->irq_bh = qemu_bh_new(h3100_irq_bh, s);
+    }
+    QTAILQ_INIT(&s->pending);
+    s->cpl_timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                 h3100_cpl_timer_cb, s);
+    s->idle_timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                  h3100_idle_timer_cb, s);
+    s->dst.timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                 h3100_dst_timer_cb, s);
+    s->san.timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                                 h3100_sanitize_timer_cb, s);
+    s->uncor = g_array_new(false, false, sizeof(H3100Range));
+    qemu_mutex_init(&s->model_lock);
+    s->time_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    s->lbads = ctz32(s->lba_size);
+    h3100_fw_init(s);
+    h3100_features_init(s);
+    h3100_id_ctrl_init(s);
+    h3100_regs_init(s);
+}
+
+static void h3100_realize(PCIDevice *pci_dev, Error **errp)
+{
+    H3100State *s = DAPUSTOR_H3100(pci_dev);
+
+    if (!h3100_check_props(s, errp) || !h3100_blk_init(s, errp) ||
+        !h3100_model_init(s, errp) || !h3100_identity_init(s, errp) ||
+        !h3100_pci_init(s, errp)) {
+        h3100_model_free(s->model);
+        s->model = NULL;
         return;
     }
-    for (unsigned i = 0; i < H3100_MSIX_VECTORS; i++) {
-        msix_vector_use(pci_dev, i);
+    h3100_state_init(s);
+}
+
+static void h3100_free_timer(QEMUTimer **t)
+{
+    if (*t) {
+        timer_free(*t);
+        *t = NULL;
     }
-
-    h3100_pci_init_regs(s);
 }
 
-static void h3100_pci_exit(PCIDevice *pci_dev)
+static void h3100_exit(PCIDevice *pci_dev)
 {
-    H3100PciState *s = DAPUSTOR_H3100(pci_dev);
+    H3100State *s = DAPUSTOR_H3100(pci_dev);
 
+    h3100_ctrl_reset(s);
+    s->san.active = false;
+    blk_drain(s->blk);
+    for (unsigned i = 0; i < s->nvec; i++) {
+        h3100_free_timer(&s->vec[i].timer);
+    }
+    h3100_free_timer(&s->cpl_timer);
+    h3100_free_timer(&s->idle_timer);
+    h3100_free_timer(&s->dst.timer);
+    h3100_free_timer(&s->san.timer);
+    if (s->irq_bh) {
+        qemu_bh_delete(s->irq_bh);
+        s->irq_bh = NULL;
+    }
+    g_free(s->irq_pending);
+    g_free(s->vec);
+    g_free(s->sq);
+    g_free(s->cq);
+    g_array_free(s->uncor, true);
+    h3100_fw_free(s);
+    h3100_model_free(s->model);
+    s->model = NULL;
+    qemu_mutex_destroy(&s->model_lock);
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
+    if (s->iothread) {
+        blk_set_aio_context(s->blk, qemu_get_aio_context(), NULL);
+    }
 }
 
-static void h3100_pci_reset(DeviceState *dev)
+static void h3100_reset(DeviceState *dev)
 {
-    H3100PciState *s = DAPUSTOR_H3100(dev);
+    H3100State *s = DAPUSTOR_H3100(dev);
 
-    h3100_pci_init_regs(s);
-    s->doorbell_unimp_logged = false;
+    if (s->model) {
+        h3100_ctrl_reset(s);
+        h3100_regs_init(s);
+    }
 }
 
-static const Property h3100_pci_props[] = {
-    DEFINE_PROP_DRIVE("drive", H3100PciState, blk),
+static const Property h3100_props[] = {
+    DEFINE_PROP_DRIVE("drive", H3100State, blk),
+    DEFINE_PROP_STRING("model", H3100State, model_name),
+    DEFINE_PROP_STRING("capacity", H3100State, capacity),
+    DEFINE_PROP_STRING("form-factor", H3100State, form_factor),
+    DEFINE_PROP_STRING("serial", H3100State, serial),
+    DEFINE_PROP_STRING("model-number", H3100State, model_number),
+    DEFINE_PROP_STRING("firmware", H3100State, firmware),
+    DEFINE_PROP_STRING("model-params", H3100State, model_params),
+    DEFINE_PROP_BOOL("timing", H3100State, timing, true),
+    DEFINE_PROP_BOOL("vwc", H3100State, vwc_present, false),
+    DEFINE_PROP_LINK("iothread", H3100State, iothread, TYPE_IOTHREAD,
+                     IOThread *),
+    DEFINE_PROP_UINT64("seed", H3100State, seed, 1),
+    DEFINE_PROP_UINT32("max-ioqpairs", H3100State, max_ioqpairs, 128),
+    DEFINE_PROP_UINT8("mdts", H3100State, mdts, 5),
+    DEFINE_PROP_UINT32("lba-size", H3100State, lba_size, 512),
 };
 
-static const VMStateDescription h3100_pci_vmstate = {
+static const VMStateDescription h3100_vmstate = {
     .name = TYPE_DAPUSTOR_H3100,
     .unmigratable = 1,
 };
 
-static void h3100_pci_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
+static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
 
-    pc->realize = h3100_pci_realize;
-    pc->exit = h3100_pci_exit;
+    pc->realize = h3100_realize;
+    pc->exit = h3100_exit;
     pc->vendor_id = H3100_PCI_VENDOR_ID;
     pc->device_id = H3100_PCI_DEVICE_ID;
     pc->subsystem_vendor_id = H3100_PCI_SUBSYS_VENDOR_ID;
-    pc->subsystem_id = H3100_PCI_SUBSYS_ID;
+    pc->subsystem_id = 0x0014;
     pc->class_id = PCI_CLASS_STORAGE_EXPRESS;
     pc->revision = H3100_PCI_REVISION;
 
     set_bit(DEVICE_CATEGORY_STORAGE, dc->categories);
     dc->desc = "DapuStor H3100 NVMe SSD";
-    device_class_set_props(dc, h3100_pci_props);
-    dc->vmsd = &h3100_pci_vmstate;
-    device_class_set_legacy_reset(dc, h3100_pci_reset);
+    device_class_set_props(dc, h3100_props);
+    dc->vmsd = &h3100_vmstate;
+    device_class_set_legacy_reset(dc, h3100_reset);
 }
 
-static const TypeInfo h3100_pci_info = {
+static const TypeInfo h3100_info = {
     .name          = TYPE_DAPUSTOR_H3100,
     .parent        = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(H3100PciState),
-    .class_init    = h3100_pci_class_init,
+    .instance_size = sizeof(H3100State),
+    .class_init    = h3100_class_init,
     .interfaces    = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },
         { }
     },
 };
 
-static void h3100_pci_register_types(void)
+static void h3100_register_types(void)
 {
-    type_register_static(&h3100_pci_info);
+    type_register_static(&h3100_info);
 }
 
-type_init(h3100_pci_register_types)
+type_init(h3100_register_types)

@@ -105,6 +105,7 @@ int dev_main(Suite *s)
                 "with the dapustor-h3100 device\n");
         return EXIT_FAILURE;
     }
+    qt_tmpdir();                      /* removed when the runner exits */
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);

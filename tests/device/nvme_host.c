@@ -142,14 +142,20 @@ bool nh_wait_csts(NvmeHost *h, uint32_t mask, uint32_t val,
     int64_t wall_start = qt_wall_ms();
 
     for (;;) {
-        if ((nh_rd32(h, NVME_REG_CSTS) & mask) == val) {
+        uint32_t csts = nh_rd32(h, NVME_REG_CSTS);
+
+        if ((csts & mask) == val) {
             return true;
+        }
+        if ((csts & NVME_CSTS_CFS) && (val & NVME_CSTS_RDY) &&
+            !(mask & NVME_CSTS_CFS)) {
+            return false;             /* failed instead of becoming ready */
         }
         if (nh_timed_out(start, now, timeout_ns, wall_start)) {
             return false;
         }
         if (now - start < timeout_ns) {
-            now = qt_clock_step(h->qt, 100000);
+            now = qt_clock_step(h->qt, 1000000);
         } else {
             g_usleep(1000);
         }
@@ -197,8 +203,8 @@ uint32_t nh_try_enable(NvmeHost *h, uint16_t entries, uint32_t cc)
     nh_wr64(h, NVME_REG_ASQ, sq->addr);
     nh_wr64(h, NVME_REG_ACQ, cq->addr);
     nh_wr32(h, NVME_REG_CC, cc);
-    nh_wait_csts(h, NVME_CSTS_RDY | NVME_CSTS_CFS, NVME_CSTS_RDY,
-                 nh_cap_timeout(h));
+    /* ready, or failed */
+    nh_wait_csts(h, NVME_CSTS_RDY, NVME_CSTS_RDY, nh_cap_timeout(h));
     return nh_rd32(h, NVME_REG_CSTS);
 }
 

@@ -87,19 +87,36 @@ static void qt_cleanup(void)
     }
 }
 
+/*
+ * The runner process makes the directory (qt_tmpdir() before running the
+ * suite) and removes it at exit; each forked test gets a subdirectory,
+ * which survives a failed test (Check leaves with _exit) until then.
+ */
 const char *qt_tmpdir(void)
 {
     if (!tmpdir || tmpdir_owner != getpid()) {
         GError *err = NULL;
+        char *dir;
 
-        /* a forked test child gets its own directory */
-        tmpdir = g_dir_make_tmp("h3100-dev-XXXXXX", &err);
-        ck_assert_msg(tmpdir, "cannot make a temp dir: %s",
-                      err ? err->message : "?");
-        if (!tmpdir_owner) {
-            atexit(qt_cleanup);
+        /* no ck_assert here: the runner calls this outside any test */
+        if (tmpdir) {
+            dir = g_build_filename(tmpdir, "test-XXXXXX", NULL);
+            if (!g_mkdtemp(dir)) {
+                fprintf(stderr, "cannot make %s: %s\n", dir,
+                        strerror(errno));
+                abort();
+            }
+        } else {
+            dir = g_dir_make_tmp("h3100-dev-XXXXXX", &err);
+            if (!dir) {
+                fprintf(stderr, "cannot make a temp dir: %s\n",
+                        err ? err->message : "?");
+                abort();
+            }
         }
+        tmpdir = dir;
         tmpdir_owner = getpid();
+        atexit(qt_cleanup);
         signal(SIGPIPE, SIG_IGN);
     }
     return tmpdir;

@@ -228,7 +228,7 @@ START_TEST(test_log_error_information)
     uint64_t count0, count1;
 
     ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify");
-    ck_assert_msg(id[262] >= 0, "ELPE");
+    ck_assert_msg(id[262] + 1 >= 4, "ELPE: %u error log entries", id[262] + 1);
     ck_status(nh_get_log(d->h, NVME_LOG_ERROR, 0xffffffff, log, 64, 0), 0,
               "error log");
     count0 = le64_at(log, 0);
@@ -481,7 +481,6 @@ START_TEST(test_features_roundtrip)
     ck_assert_uint_eq(dw0 & 0xffff, 350);
     feature_roundtrip(d, NVME_FEAT_ERROR_RECOVERY, 100, 0xffff);
     feature_roundtrip(d, NVME_FEAT_IRQ_COALESCE, 0x0a04, 0xffff);
-    feature_roundtrip(d, NVME_FEAT_WRITE_ATOMIC, 1, 1);
     feature_roundtrip(d, NVME_FEAT_ASYNC_EVENT, 0xff, 0xff);
     /* interrupt vector configuration: CD of vector 1 */
     ck_status(nh_set_features(d->h, NVME_FEAT_IRQ_CONFIG, 1 | (1 << 16),
@@ -503,6 +502,16 @@ START_TEST(test_features_roundtrip)
               NVME_SC_FEAT_NOT_SAVEABLE, "Set Features with SV=1");
     ck_status(nh_set_features(d->h, NVME_FEAT_POWER_MGMT, 31, false, NULL),
               NVME_SC_INVALID_FIELD, "power state 31");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_feature_write_atomicity)
+{
+    Dev *d = dev_open();
+
+    feature_roundtrip(d, NVME_FEAT_WRITE_ATOMIC, 1, 1);
+    feature_roundtrip(d, NVME_FEAT_WRITE_ATOMIC, 0, 1);
     dev_close(d);
 }
 END_TEST
@@ -687,6 +696,71 @@ START_TEST(test_interrupt_coalescing)
     ck_assert(nh_wait(h, q, &cqe, 500000));
     ck_assert_msg(qt_readl(d->qt, msi) == 0xc0a1, "coalescing disabled but "
                   "no interrupt for one entry");
+    dev_close(d);
+}
+END_TEST
+
+/* Is a completion waiting at the head of @q's CQ?  (Does not take it.) */
+static bool cqe_posted(Dev *d, NvmeQueue *q)
+{
+    NvmeCqe e;
+
+    qt_memread(d->qt, q->cq->addr + q->cq->head * 16ull, &e, sizeof(e));
+    return (e.status & 1) == q->cq->phase;
+}
+
+/* Level of the device's INTx line: q35 routes PIRQA-H to GSI 16-23. */
+static int intx_level(Dev *d)
+{
+    int high = 0;
+
+    for (int irq = 16; irq < 24; irq++) {
+        high += qt_irq_level(d->qt, irq);
+    }
+    return high;
+}
+
+static void admin_submit_and_peek(Dev *d)
+{
+    NvmeSqe sqe;
+
+    nh_sqe_init(&sqe, NVME_ADM_GET_FEATURES, 0);
+    sqe.cdw10 = NVME_FEAT_ARBITRATION;
+    nh_submit(d->h, d->h->admin, &sqe);
+    for (int i = 0; i < 1000 && !cqe_posted(d, d->h->admin); i++) {
+        qt_clock_step(d->qt, 10000);
+    }
+    ck_assert_msg(cqe_posted(d, d->h->admin), "Get Features never "
+                  "completed");
+}
+
+START_TEST(test_intx_interrupts)
+{
+    Dev *d = dev_open();
+    NvmeCqe cqe;
+
+    qt_irq_intercept_in(d->qt, "ioapic");
+    ck_assert_msg(intx_level(d) == 0, "INTx asserted with no completion "
+                  "pending");
+    admin_submit_and_peek(d);
+    ck_assert_msg(intx_level(d) == 1, "INTx not asserted for a pending "
+                  "admin completion (MSI-X off)");
+    ck_assert(nh_poll(d->h, d->h->admin, &cqe));   /* CQ head doorbell */
+    qt_clock_step(d->qt, 1000);
+    ck_assert_msg(intx_level(d) == 0, "INTx still asserted after the host "
+                  "consumed every completion");
+
+    /* INTMS masks vector 0, INTMC unmasks it */
+    nh_wr32(d->h, NVME_REG_INTMS, 1);
+    admin_submit_and_peek(d);
+    ck_assert_msg(intx_level(d) == 0, "INTx asserted while masked by INTMS");
+    nh_wr32(d->h, NVME_REG_INTMC, 1);
+    qt_clock_step(d->qt, 1000);
+    ck_assert_msg(intx_level(d) == 1, "INTx not asserted after INTMC "
+                  "unmasked a pending completion");
+    ck_assert(nh_poll(d->h, d->h->admin, &cqe));
+    qt_clock_step(d->qt, 1000);
+    ck_assert_uint_eq(intx_level(d), 0);
     dev_close(d);
 }
 END_TEST
@@ -948,6 +1022,22 @@ START_TEST(test_firmware_update)
               "firmware slot log");
     ck_assert_msg((log[0] & 7) == 2, "AFI 0x%02x: slot 2 not active",
                   log[0]);
+    ck_assert_msg(memcmp(log + 8, old_fr, 8) == 0, "slot 1 lost '%s'",
+                  old_fr);
+
+    /* back to slot 1 at once (CA=3), then slot 2 at the next reset (CA=2) */
+    ck_status(fw_commit(d, 1, 3), 0, "Firmware Commit CA=3 to slot 1");
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify");
+    ck_assert_msg(memcmp(id + 64, old_fr, 8) == 0, "CA=3: revision '%.8s', "
+                  "expected '%s' at once", (char *)id + 64, old_fr);
+    ck_status(fw_commit(d, 2, 2), 0, "Firmware Commit CA=2 to slot 2");
+    ck_status(fw_commit(d, 3, 2), NVME_SC_INVALID_FW_IMAGE,
+              "CA=2 to empty slot 3");
+    nh_disable(d->h);
+    nh_enable(d->h, 16);
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify after reset");
+    ck_assert_msg(memcmp(id + 64, new_fr, 8) == 0, "CA=2: revision '%.8s' "
+                  "after the reset", (char *)id + 64);
     dev_close(d);
 }
 END_TEST
@@ -1264,10 +1354,12 @@ int main(void)
     tcase_add_test(tc, test_log_errors);
     tc = dev_tcase(s, "features");
     tcase_add_test(tc, test_features_roundtrip);
+    tcase_add_test(tc, test_feature_write_atomicity);
     tcase_add_test(tc, test_features_select);
     tcase_add_test(tc, test_feature_vwc);
     tcase_add_test(tc, test_feature_number_of_queues);
     tcase_add_test(tc, test_feature_timestamp);
+    tcase_add_test(tc, test_intx_interrupts);
     tcase_add_test(tc, test_msix_interrupts);
     tcase_add_test(tc, test_interrupt_coalescing);
     tc = dev_tcase(s, "events");

@@ -248,6 +248,9 @@ START_TEST(test_write_zeroes)
     ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, DEV_NS_LBAS - 1,
                     2, 0, 0, NULL), NVME_SC_LBA_RANGE, "Write Zeroes past "
               "the end");
+    /* no data transfer: MDTS does not limit it */
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, 65536, 65536, 0, 0,
+                    NULL), 0, "Write Zeroes of 65536 LBAs (32 MiB)");
     dev_close(d);
 }
 END_TEST
@@ -282,6 +285,25 @@ START_TEST(test_dsm_deallocate)
                   "not read as zeroes");
     ck_assert(memcmp(w + 12288, r + 12288, 4096) == 0);
 
+    /* 256 ranges, some empty, all over the namespace */
+    {
+        uint32_t many[256][4];
+        uint64_t list = nh_alloc(d->h, sizeof(many), 4096);
+
+        for (int i = 0; i < 256; i++) {
+            many[i][0] = 0;
+            many[i][1] = i % 5 ? (i * 7) % 300 : 0;
+            many[i][2] = (uint32_t)((i * 1000003ull) % (DEV_NS_LBAS - 300));
+            many[i][3] = 0;
+        }
+        qt_memwrite(d->qt, list, many, sizeof(many));
+        nh_sqe_init(&sqe, NVME_CMD_DSM, 1);
+        nh_set_prps(d->h, &sqe, list, sizeof(many));
+        sqe.cdw10 = 255;
+        sqe.cdw11 = 1u << 2;
+        cqe = nh_cmd(d->h, d->q, &sqe);
+        ck_status(nh_status(&cqe), 0, "deallocate 256 ranges");
+    }
     /* a range beyond the namespace */
     range[0][2] = (uint32_t)(DEV_NS_LBAS - 4);
     qt_memwrite(d->qt, buf, range, sizeof(range));
@@ -343,14 +365,12 @@ START_TEST(test_write_uncorrectable)
 }
 END_TEST
 
-START_TEST(test_io_errors)
+START_TEST(test_lba_range_nsid_mdts)
 {
     Dev *d = dev_open();
     NvmeHost *h = d->h;
     uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
     uint32_t mdts_lbas = h->mdts_bytes / h->lba_size;
-    NvmeSqe sqe;
-    NvmeCqe cqe;
 
     ck_assert_msg(mdts_lbas > 0, "MDTS not reported");
     ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, DEV_NS_LBAS - 4, 8, buf, 0,
@@ -368,6 +388,19 @@ START_TEST(test_io_errors)
     ck_status(nh_io(h, d->q, NVME_CMD_READ, 1, 0, mdts_lbas, buf, 0, NULL),
               0, "read of exactly MDTS");
 
+    /* after all this, I/O still works */
+    write_read_check(d, 7, 4096, 16);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_invalid_opcode)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
     /* opcodes the NVM command set does not have */
     nh_sqe_init(&sqe, 0x7f, 1);
     cqe = nh_cmd(h, d->q, &sqe);
@@ -375,6 +408,28 @@ START_TEST(test_io_errors)
     nh_sqe_init(&sqe, 0x0d, 1);       /* reservation register */
     cqe = nh_cmd(h, d->q, &sqe);
     ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 0Dh");
+    nh_sqe_init(&sqe, 0x81, 1);       /* vendor specific */
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 81h");
+    nh_sqe_init(&sqe, NVME_ADM_IDENTIFY, 1);  /* admin-only opcode */
+    sqe.cdw10 = 1;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "Identify on an "
+              "I/O queue");
+
+    /* after all this, I/O still works */
+    write_read_check(d, 7, 4096, 16);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_prp_offset_invalid)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
 
     /* PRP1 not dword aligned */
     nh_sqe_init(&sqe, NVME_CMD_READ, 1);
@@ -403,7 +458,26 @@ START_TEST(test_io_errors)
         ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP list "
                   "entry with an offset");
     }
+    /* after all this, I/O still works */
+    write_read_check(d, 7, 4096, 16);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_data_transfer_error)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
     /* data pointer to memory that does not exist */
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = 1ull << 50;
+    cqe = nh_cmd(h, d->q, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "read into "
+              "unmapped guest memory");
     nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
     sqe.prp1 = 1ull << 50;
     cqe = nh_cmd(h, d->q, &sqe);
@@ -416,6 +490,20 @@ START_TEST(test_io_errors)
     cqe = nh_cmd(h, d->q, &sqe);
     ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "PRP list in "
               "unmapped guest memory");
+
+    /* after all this, I/O still works */
+    write_read_check(d, 7, 4096, 16);
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_fuse_psdt_sgl_errors)
+{
+    Dev *d = dev_open();
+    NvmeHost *h = d->h;
+    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
 
     /* fused operations are not supported */
     nh_sqe_init(&sqe, NVME_CMD_READ, 1);
@@ -560,6 +648,10 @@ int main(void)
     tcase_add_test(tc, test_dsm_deallocate);
     tcase_add_test(tc, test_compare);
     tcase_add_test(tc, test_write_uncorrectable);
-    tcase_add_test(tc, test_io_errors);
+    tcase_add_test(tc, test_lba_range_nsid_mdts);
+    tcase_add_test(tc, test_invalid_opcode);
+    tcase_add_test(tc, test_prp_offset_invalid);
+    tcase_add_test(tc, test_data_transfer_error);
+    tcase_add_test(tc, test_fuse_psdt_sgl_errors);
     return dev_main(s);
 }

@@ -18,9 +18,19 @@ static void check_io(Dev *d, uint64_t slba, uint64_t seed)
     ck_assert_msg(memcmp(w, r, sizeof(r)) == 0, "data after reset differs");
 }
 
+static const struct {
+    const char *devopts;
+    const char *extra;
+} reset_modes[] = {
+    { ",timing=on", "" },
+    { ",timing=on,iothread=io0", "-object iothread,id=io0" },
+    { ",timing=off,iothread=io0", "-object iothread,id=io0" },
+};
+
 START_TEST(test_reset_with_io_in_flight)
 {
-    Dev *d = dev_open_full(NULL, ",timing=on", "");
+    Dev *d = dev_open_full(NULL, reset_modes[_i].devopts,
+                           reset_modes[_i].extra);
     NvmeHost *h = d->h;
     NvmeQueue *q2 = nh_create_ioq(h, 2, 32, -1);
     uint64_t buf = nh_alloc(h, 32 * 128 * 1024, 4096);
@@ -194,12 +204,39 @@ START_TEST(test_reset_during_maintenance)
 }
 END_TEST
 
+START_TEST(test_quit_with_io_in_flight)
+{
+    Dev *d = dev_open_full(NULL, reset_modes[_i].devopts,
+                           reset_modes[_i].extra);
+    uint64_t buf = nh_alloc(d->h, 128 * 1024, 4096);
+
+    /* QEMU must exit cleanly with commands in every state */
+    for (int i = 0; i < 48; i++) {
+        NvmeSqe sqe;
+
+        nh_sqe_init(&sqe, i % 3 ? NVME_CMD_WRITE : NVME_CMD_READ, 1);
+        nh_set_prps(d->h, &sqe, buf, 128 * 1024);
+        sqe.cdw10 = i * 256;
+        sqe.cdw12 = 255;
+        nh_sq_put(d->h, d->q, &sqe, false);
+        if (i % 16 == 15) {
+            nh_sq_ring(d->h, d->q);
+            qt_clock_step(d->qt, 30000);
+        }
+    }
+    dev_close(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("reset");
     TCase *tc = dev_tcase(s, "reset");
 
-    tcase_add_test(tc, test_reset_with_io_in_flight);
+    tcase_add_loop_test(tc, test_reset_with_io_in_flight, 0,
+                        G_N_ELEMENTS(reset_modes));
+    tcase_add_loop_test(tc, test_quit_with_io_in_flight, 0,
+                        G_N_ELEMENTS(reset_modes));
     tcase_add_test(tc, test_reset_repeated);
     tcase_add_test(tc, test_reset_keeps_admin_registers);
     tcase_add_test(tc, test_shutdown_notification);

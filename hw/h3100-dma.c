@@ -1,0 +1,320 @@
+/*
+ * DapuStor H3100 NVMe SSD: data pointers (PRP lists and SGLs)
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * A command's data pointer becomes a QEMUSGList of guest addresses, used
+ * by dma_blk_read/dma_blk_write or copied with dma_buf_read/dma_buf_write.
+ * Admin commands take PRPs only; I/O commands PRPs or SGLs (Data Block,
+ * Segment and Last Segment descriptors).
+ */
+
+#include "qemu/osdep.h"
+#include "h3100.h"
+#include "trace.h"
+
+#define H3100_SGL_CHUNK 256            /* descriptors read at a time */
+
+static void h3100_sg_add(H3100Req *req, uint64_t addr, uint64_t len)
+{
+    QEMUSGList *qsg = &req->qsg;
+
+    /* merge with the previous element when contiguous */
+    if (qsg->nsg && qsg->sg[qsg->nsg - 1].base +
+        qsg->sg[qsg->nsg - 1].len == addr) {
+        qsg->sg[qsg->nsg - 1].len += len;
+        qsg->size += len;
+        return;
+    }
+    qemu_sglist_add(qsg, addr, len);
+}
+
+void h3100_req_unmap(H3100Req *req)
+{
+    if (req->has_qsg) {
+        qemu_sglist_destroy(&req->qsg);
+        req->has_qsg = false;
+    }
+}
+
+static void h3100_sg_init(H3100State *s, H3100Req *req)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    h3100_req_unmap(req);
+    qemu_sglist_init(&req->qsg, DEVICE(s), 4, pci_get_address_space(pci));
+    req->has_qsg = true;
+}
+
+static uint16_t h3100_prp_list(H3100State *s, H3100Req *req, uint64_t prp2,
+                               uint64_t len)
+{
+    g_autofree uint64_t *list = g_new(uint64_t, s->max_prp_ents);
+    uint32_t nents, i = 0;
+    uint64_t ent, trans;
+
+    nents = (s->page_size - (prp2 & (s->page_size - 1))) >> 3;
+    if (pci_dma_read(PCI_DEVICE(s), prp2, list, nents * 8)) {
+        trace_h3100_err_dma("PRP list", prp2);
+        return NVME_DATA_TRAS_ERROR;
+    }
+    while (len) {
+        ent = le64_to_cpu(list[i]);
+        if (i == nents - 1 && len > s->page_size) {
+            /* last entry of a list page points at the next list page */
+            if (ent & (s->page_size - 1)) {
+                return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+            }
+            nents = MIN((len + s->page_size - 1) >> s->page_bits,
+                        s->max_prp_ents);
+            if (pci_dma_read(PCI_DEVICE(s), ent, list, nents * 8)) {
+                trace_h3100_err_dma("PRP list", ent);
+                return NVME_DATA_TRAS_ERROR;
+            }
+            i = 0;
+            ent = le64_to_cpu(list[0]);
+        }
+        if (ent & (s->page_size - 1)) {
+            return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+        }
+        trans = MIN(len, s->page_size);
+        h3100_sg_add(req, ent, trans);
+        len -= trans;
+        i++;
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t h3100_map_prp(H3100State *s, H3100Req *req, uint64_t len)
+{
+    uint64_t prp1 = le64_to_cpu(req->cmd.dptr.prp1);
+    uint64_t prp2 = le64_to_cpu(req->cmd.dptr.prp2);
+    uint64_t trans = MIN(len, s->page_size - (prp1 & (s->page_size - 1)));
+
+    trace_h3100_map_prp(len, prp1, prp2);
+    if (prp1 & 3) {
+        return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    h3100_sg_add(req, prp1, trans);
+    len -= trans;
+    if (!len) {
+        return NVME_SUCCESS;
+    }
+    if (len > s->page_size) {
+        return h3100_prp_list(s, req, prp2, len);
+    }
+    if (prp2 & (s->page_size - 1)) {
+        return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    h3100_sg_add(req, prp2, len);
+    return NVME_SUCCESS;
+}
+
+/* Map @n Data Block descriptors; subtracts what they cover from *len. */
+static uint16_t h3100_sgl_data(H3100Req *req, NvmeSglDescriptor *d,
+                               unsigned n, uint64_t *len)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t addr = le64_to_cpu(d[i].addr);
+        uint32_t dlen = le32_to_cpu(d[i].len);
+        uint64_t trans;
+
+        switch (NVME_SGL_TYPE(d[i].type)) {
+        case NVME_SGL_DESCR_TYPE_DATA_BLOCK:
+            break;
+        case NVME_SGL_DESCR_TYPE_SEGMENT:
+        case NVME_SGL_DESCR_TYPE_LAST_SEGMENT:
+            return NVME_INVALID_NUM_SGL_DESCRS | NVME_DNR;
+        default:
+            return NVME_SGL_DESCR_TYPE_INVALID | NVME_DNR;
+        }
+        if (NVME_SGL_SUBTYPE(d[i].type) != NVME_SGL_DESCR_SUBTYPE_ADDRESS) {
+            return NVME_SGL_DESCR_TYPE_INVALID | NVME_DNR;
+        }
+        if (!dlen) {
+            continue;
+        }
+        if (!*len || UINT64_MAX - addr < dlen) {
+            return NVME_DATA_SGL_LEN_INVALID | NVME_DNR;
+        }
+        trans = MIN(*len, dlen);
+        h3100_sg_add(req, addr, trans);
+        *len -= trans;
+    }
+    return NVME_SUCCESS;
+}
+
+static bool h3100_sgl_is_segment(const NvmeSglDescriptor *d)
+{
+    uint8_t type = NVME_SGL_TYPE(d->type);
+
+    return type == NVME_SGL_DESCR_TYPE_SEGMENT ||
+           type == NVME_SGL_DESCR_TYPE_LAST_SEGMENT;
+}
+
+/* Read one segment; maps it and returns its trailing segment descriptor. */
+static uint16_t h3100_sgl_segment(H3100State *s, H3100Req *req,
+                                  NvmeSglDescriptor *seg, uint64_t *len,
+                                  NvmeSglDescriptor *next, bool *more)
+{
+    NvmeSglDescriptor d[H3100_SGL_CHUNK];
+    uint64_t addr = le64_to_cpu(seg->addr);
+    uint32_t seg_len = le32_to_cpu(seg->len);
+    uint64_t nd, chunk;
+    uint16_t status;
+
+    if (!seg_len || (seg_len & 0xf) || UINT64_MAX - addr < seg_len) {
+        return NVME_INVALID_SGL_SEG_DESCR | NVME_DNR;
+    }
+    nd = seg_len / sizeof(NvmeSglDescriptor);
+    *more = false;
+    while (nd) {
+        chunk = MIN(nd, H3100_SGL_CHUNK);
+        if (pci_dma_read(PCI_DEVICE(s), addr, d, chunk * sizeof(d[0]))) {
+            trace_h3100_err_dma("SGL segment", addr);
+            return NVME_DATA_TRAS_ERROR;
+        }
+        nd -= chunk;
+        addr += chunk * sizeof(d[0]);
+        if (!nd && h3100_sgl_is_segment(&d[chunk - 1])) {
+            /* the last descriptor links the next segment */
+            if (NVME_SGL_TYPE(seg->type) ==
+                NVME_SGL_DESCR_TYPE_LAST_SEGMENT) {
+                return NVME_INVALID_SGL_SEG_DESCR | NVME_DNR;
+            }
+            *next = d[chunk - 1];
+            *more = true;
+            chunk--;
+        }
+        status = h3100_sgl_data(req, d, chunk, len);
+        if (status) {
+            return status;
+        }
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t h3100_map_sgl(H3100State *s, H3100Req *req, uint64_t len)
+{
+    NvmeSglDescriptor sgl = req->cmd.dptr.sgl;
+    NvmeSglDescriptor next;
+    uint64_t before;
+    uint16_t status;
+    bool more = true;
+
+    trace_h3100_map_sgl(NVME_SGL_TYPE(sgl.type), len);
+    if (NVME_SGL_TYPE(sgl.type) == NVME_SGL_DESCR_TYPE_DATA_BLOCK) {
+        status = h3100_sgl_data(req, &sgl, 1, &len);
+        if (status) {
+            return status;
+        }
+        more = false;
+    } else if (!h3100_sgl_is_segment(&sgl)) {
+        return NVME_SGL_DESCR_TYPE_INVALID | NVME_DNR;
+    }
+    while (more) {
+        before = len;
+        status = h3100_sgl_segment(s, req, &sgl, &len, &next, &more);
+        if (status) {
+            return status;
+        }
+        if (more && len == before) {
+            /* no progress: refuse a host-built endless chain */
+            return NVME_INVALID_SGL_SEG_DESCR | NVME_DNR;
+        }
+        sgl = next;
+    }
+    if (len) {
+        return NVME_DATA_SGL_LEN_INVALID | NVME_DNR;
+    }
+    return NVME_SUCCESS;
+}
+
+/*
+ * The block layer's DMA helpers bounce data through buffers and drop
+ * errors on memory that does not exist; check the whole list up front so
+ * the guest gets Data Transfer Error instead of silently lost data.
+ */
+static uint16_t h3100_check_sg(H3100Req *req)
+{
+    QEMUSGList *qsg = &req->qsg;
+
+    for (int i = 0; i < qsg->nsg; i++) {
+        if (!dma_memory_valid(qsg->as, qsg->sg[i].base, qsg->sg[i].len,
+                              DMA_DIRECTION_TO_DEVICE,
+                              MEMTXATTRS_UNSPECIFIED)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "dapustor-h3100: data pointer "
+                          "0x%" PRIx64 "+0x%" PRIx64 " is not memory\n",
+                          (uint64_t)qsg->sg[i].base,
+                          (uint64_t)qsg->sg[i].len);
+            trace_h3100_err_dma("data pointer", qsg->sg[i].base);
+            return NVME_DATA_TRAS_ERROR;
+        }
+    }
+    return NVME_SUCCESS;
+}
+
+uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len)
+{
+    uint8_t psdt = NVME_CMD_FLAGS_PSDT(req->cmd.flags);
+    uint16_t status;
+
+    h3100_sg_init(s, req);
+    if (!len) {
+        return NVME_SUCCESS;
+    }
+    switch (psdt) {
+    case NVME_PSDT_PRP:
+        status = h3100_map_prp(s, req, len);
+        break;
+    case NVME_PSDT_SGL_MPTR_CONTIGUOUS:
+    case NVME_PSDT_SGL_MPTR_SGL:
+        if (!req->sq->sqid) {
+            return NVME_INVALID_FIELD | NVME_DNR;   /* admin: PRP only */
+        }
+        status = h3100_map_sgl(s, req, len);
+        break;
+    default:
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    if (!status) {
+        status = h3100_check_sg(req);
+    }
+    if (status) {
+        h3100_req_unmap(req);
+    }
+    return status;
+}
+
+uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
+                           uint64_t len)
+{
+    uint16_t status = h3100_map_dptr(s, req, len);
+
+    if (status) {
+        return status;
+    }
+    if (dma_buf_read((void *)buf, len, NULL, &req->qsg,
+                     MEMTXATTRS_UNSPECIFIED)) {
+        trace_h3100_err_dma("data to host", 0);
+        return NVME_DATA_TRAS_ERROR;
+    }
+    return NVME_SUCCESS;
+}
+
+uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
+                             uint64_t len)
+{
+    uint16_t status = h3100_map_dptr(s, req, len);
+
+    if (status) {
+        return status;
+    }
+    if (dma_buf_write(buf, len, NULL, &req->qsg, MEMTXATTRS_UNSPECIFIED)) {
+        trace_h3100_err_dma("data from host", 0);
+        return NVME_DATA_TRAS_ERROR;
+    }
+    return NVME_SUCCESS;
+}

@@ -1,0 +1,212 @@
+/*
+ * DapuStor H3100 NVMe SSD: Identify (controller, namespace, active
+ * namespace list, namespace identification descriptors)
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "h3100.h"
+#include "trace.h"
+
+#define H3100_OACS_SELF_TEST    (1 << 4)
+#define H3100_OAES_FW_ACT       (1 << 9)
+#define H3100_FRMW_NO_RESET     (1 << 4)
+#define H3100_SANICAP_BES       (1 << 1)
+#define H3100_DLFEAT_ZEROES     0x09   /* reads 0, WZ Deallocate supported */
+
+static void h3100_pad(uint8_t *dst, size_t len, const char *src)
+{
+    strpadcpy((char *)dst, len, src, ' ');
+}
+
+/* One power state: max power, idle and active power, all in 0.01 W */
+static void h3100_psd(NvmePSD *psd, uint32_t max_mw, uint32_t idle_mw,
+                      uint32_t active_mw, uint32_t lat_us)
+{
+    uint8_t *raw = (uint8_t *)psd;
+
+    psd->mp = cpu_to_le16(max_mw / 10);
+    psd->enlat = cpu_to_le32(lat_us);
+    psd->exlat = cpu_to_le32(lat_us);
+    stw_le_p(raw + 16, idle_mw / 10);   /* IDLP */
+    raw[18] = 2 << 6;                   /* IPS: 0.01 W */
+    stw_le_p(raw + 20, active_mw / 10); /* ACTP */
+    raw[22] = (2 << 6) | 1;             /* APS: 0.01 W, APW 001b */
+}
+
+static void h3100_id_ctrl_psd(H3100State *s, NvmeIdCtrl *id)
+{
+    uint32_t idle = s->cfg.idle_mw, active = s->cfg.active_mw;
+    uint32_t mid = (idle + active) / 2;
+
+    /* PS0 full power, PS1 and PS2 capped (the model does not throttle) */
+    h3100_psd(&id->psd[0], active, idle, active, 0);
+    h3100_psd(&id->psd[1], mid, idle, mid, 50);
+    h3100_psd(&id->psd[2], idle + (active - idle) / 4, idle, idle, 100);
+    id->npss = 2;
+}
+
+void h3100_id_ctrl_init(H3100State *s)
+{
+    NvmeIdCtrl *id = &s->id_ctrl;
+    g_autofree char *nqn = NULL;
+
+    memset(id, 0, sizeof(*id));
+    id->vid = cpu_to_le16(H3100_PCI_VENDOR_ID);
+    id->ssvid = cpu_to_le16(H3100_PCI_SUBSYS_VENDOR_ID);
+    h3100_pad(id->sn, sizeof(id->sn), s->sn);
+    h3100_pad(id->mn, sizeof(id->mn), s->mn);
+    h3100_pad(id->fr, sizeof(id->fr), s->fw.slot[s->fw.active]);
+    id->rab = 6;
+    id->ieee[0] = H3100_IEEE_OUI & 0xff;
+    id->ieee[1] = (H3100_IEEE_OUI >> 8) & 0xff;
+    id->ieee[2] = (H3100_IEEE_OUI >> 16) & 0xff;
+    id->mdts = s->mdts;
+    id->ver = cpu_to_le32(H3100_NVME_VERSION);
+    id->rtd3r = cpu_to_le32(1000000);
+    id->rtd3e = cpu_to_le32(2000000);
+    id->oaes = cpu_to_le32(H3100_OAES_FW_ACT);
+    id->oacs = cpu_to_le16(NVME_OACS_FORMAT | NVME_OACS_FW |
+                           NVME_OACS_DBCS | H3100_OACS_SELF_TEST);
+    id->acl = 3;
+    id->aerl = H3100_AERL;
+    id->frmw = (H3100_FW_SLOTS << 1) | H3100_FRMW_NO_RESET;
+    id->lpa = NVME_LPA_CSE | NVME_LPA_EXTENDED;
+    id->elpe = H3100_ERRLOG_ENTRIES - 1;
+    id->avscc = 1;
+    id->wctemp = cpu_to_le16(H3100_WCTEMP_K);
+    id->cctemp = cpu_to_le16(H3100_CCTEMP_K);
+    stq_le_p(id->tnvmcap, s->ns_bytes);
+    id->edstt = cpu_to_le16(H3100_EDSTT_MIN);
+    id->dsto = 1;
+    id->fwug = 0xff;                     /* no granularity limit */
+    id->sanicap = cpu_to_le32(H3100_SANICAP_BES);
+    id->sqes = (6 << 4) | 6;
+    id->cqes = (4 << 4) | 4;
+    id->maxcmd = cpu_to_le16(H3100_MQES + 1);
+    id->nn = cpu_to_le32(1);
+    id->oncs = cpu_to_le16(NVME_ONCS_COMPARE | NVME_ONCS_WRITE_UNCORR |
+                           NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES |
+                           NVME_ONCS_FEATURES | NVME_ONCS_TIMESTAMP);
+    id->fna = 1;                         /* format applies to all NS */
+    id->vwc = s->vwc_present ? NVME_VWC_PRESENT : 0;
+    id->sgls = cpu_to_le32(NVME_CTRL_SGLS_SUPPORT_NO_ALIGN);
+    nqn = g_strdup_printf("nqn.2019-10.com.dapustor:nvme:%s:%s",
+                          s->cfg.profile, s->sn);
+    pstrcpy((char *)id->subnqn, sizeof(id->subnqn), nqn);
+    h3100_id_ctrl_psd(s, id);
+}
+
+static void h3100_ns_ids(H3100State *s, uint8_t nguid[16], uint64_t *eui)
+{
+    uint64_t h = g_str_hash(s->sn) ^ (s->seed << 16);
+
+    *eui = ((uint64_t)H3100_IEEE_OUI << 40) | (h & 0xffffffffffULL);
+    stq_be_p(nguid, *eui);
+    stq_be_p(nguid + 8, h * 0x9e3779b97f4a7c15ULL + H3100_NSID);
+}
+
+static void h3100_fill_id_ns(H3100State *s, NvmeIdNs *id)
+{
+    uint64_t nlbas = s->ns_bytes >> s->lbads;
+    uint8_t nguid[16];
+    uint64_t eui;
+
+    id->nsze = cpu_to_le64(nlbas);
+    id->ncap = cpu_to_le64(nlbas);
+    id->nuse = cpu_to_le64(nlbas);
+    id->nlbaf = 1;
+    id->flbas = s->lbads == 12 ? 1 : 0;
+    id->dlfeat = H3100_DLFEAT_ZEROES;
+    id->lbaf[0].ds = 9;
+    id->lbaf[0].rp = 1;
+    id->lbaf[1].ds = 12;
+    id->lbaf[1].rp = 0;
+    id->npwg = cpu_to_le16(16384 / (1u << s->lbads) - 1);
+    id->npwa = id->npwg;
+    id->nows = id->npwg;
+    stq_le_p(id->nvmcap, s->ns_bytes);
+    h3100_ns_ids(s, nguid, &eui);
+    memcpy(id->nguid, nguid, sizeof(nguid));
+    id->eui64 = cpu_to_be64(eui);
+}
+
+static uint16_t h3100_identify_ns(H3100State *s, H3100Req *req)
+{
+    g_autofree NvmeIdNs *id = g_new0(NvmeIdNs, 1);
+    uint32_t nsid = le32_to_cpu(req->cmd.nsid);
+
+    if (nsid != H3100_NSID && nsid != NVME_NSID_BROADCAST) {
+        return NVME_INVALID_NSID | NVME_DNR;
+    }
+    h3100_fill_id_ns(s, id);
+    if (nsid == NVME_NSID_BROADCAST) {
+        /* capabilities common to all namespaces: no size or identifiers */
+        id->nsze = id->ncap = id->nuse = 0;
+        memset(id->nvmcap, 0, sizeof(id->nvmcap));
+        memset(id->nguid, 0, sizeof(id->nguid));
+        id->eui64 = 0;
+    }
+    return h3100_dma_to_host(s, req, id, sizeof(*id));
+}
+
+static uint16_t h3100_identify_ns_list(H3100State *s, H3100Req *req)
+{
+    uint32_t list[NVME_IDENTIFY_DATA_SIZE / 4] = { 0 };
+    uint32_t nsid = le32_to_cpu(req->cmd.nsid);
+
+    if (nsid >= NVME_NSID_BROADCAST - 1) {
+        return NVME_INVALID_NSID | NVME_DNR;
+    }
+    if (nsid < H3100_NSID) {
+        list[0] = cpu_to_le32(H3100_NSID);
+    }
+    return h3100_dma_to_host(s, req, list, sizeof(list));
+}
+
+static uint16_t h3100_identify_ns_descr(H3100State *s, H3100Req *req)
+{
+    uint8_t list[NVME_IDENTIFY_DATA_SIZE] = { 0 };
+    uint32_t nsid = le32_to_cpu(req->cmd.nsid);
+    uint8_t nguid[16];
+    uint64_t eui;
+    uint8_t *p = list;
+
+    if (nsid != H3100_NSID) {
+        return NVME_INVALID_NSID | NVME_DNR;
+    }
+    h3100_ns_ids(s, nguid, &eui);
+    p[0] = NVME_NIDT_EUI64;
+    p[1] = NVME_NIDL_EUI64;
+    stq_be_p(p + 4, eui);
+    p += 4 + NVME_NIDL_EUI64;
+    p[0] = NVME_NIDT_NGUID;
+    p[1] = NVME_NIDL_NGUID;
+    memcpy(p + 4, nguid, sizeof(nguid));
+    return h3100_dma_to_host(s, req, list, sizeof(list));
+}
+
+uint16_t h3100_identify(H3100State *s, H3100Req *req)
+{
+    NvmeIdentify *c = (NvmeIdentify *)&req->cmd;
+
+    trace_h3100_admin_identify(c->cns, le32_to_cpu(c->nsid));
+    switch (c->cns) {
+    case NVME_ID_CNS_NS:
+        return h3100_identify_ns(s, req);
+    case NVME_ID_CNS_CTRL:
+        h3100_pad(s->id_ctrl.fr, sizeof(s->id_ctrl.fr),
+                  s->fw.slot[s->fw.active]);
+        return h3100_dma_to_host(s, req, &s->id_ctrl, sizeof(s->id_ctrl));
+    case NVME_ID_CNS_NS_ACTIVE_LIST:
+        return h3100_identify_ns_list(s, req);
+    case NVME_ID_CNS_NS_DESCR_LIST:
+        return h3100_identify_ns_descr(s, req);
+    default:
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+}

@@ -1,0 +1,485 @@
+/*
+ * DapuStor H3100 NVMe SSD: NVM command set I/O commands
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Read, Write (FUA), Flush, Write Zeroes, Dataset Management (deallocate),
+ * Compare and Write Uncorrectable.  The model times every command; the
+ * data moves through the block layer asynchronously.  Deallocated and
+ * zeroed blocks are zeroed on the backend too (MAY_UNMAP), so they read
+ * as zeroes.  Write Uncorrectable marks LBAs: reads and compares of them
+ * fail with Unrecovered Read Error (a media error) until rewritten.
+ */
+
+#include "qemu/osdep.h"
+#include "system/dma.h"
+#include "h3100.h"
+#include "trace.h"
+
+#define H3100_WZ_DEAC       (1u << 25)
+#define H3100_RW_FUA_DW12   (1u << 30)
+#define H3100_DSM_MAX_RANGES 256
+
+/* ---- uncorrectable ranges --------------------------------------------- */
+
+bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end)
+{
+    for (guint i = 0; i < s->uncor->len; i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+        if (r->start < end && start < r->end) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
+{
+    for (guint i = 0; i < s->uncor->len; i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+        H3100Range tail;
+
+        if (r->end <= start || end <= r->start) {
+            continue;
+        }
+        if (r->start < start && end < r->end) {
+            tail.start = end;
+            tail.end = r->end;
+            r->end = start;
+            g_array_insert_val(s->uncor, i + 1, tail);
+            return;
+        }
+        if (r->start < start) {
+            r->end = start;
+        } else if (end < r->end) {
+            r->start = end;
+        } else {
+            g_array_remove_index(s->uncor, i);
+            i--;
+        }
+    }
+}
+
+bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
+{
+    H3100Range n = { .start = start, .end = end };
+    guint i;
+
+    /* absorb every range that overlaps or touches the new one */
+    for (i = 0; i < s->uncor->len;) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+        if (r->end < n.start || n.end < r->start) {
+            i++;
+            continue;
+        }
+        n.start = MIN(n.start, r->start);
+        n.end = MAX(n.end, r->end);
+        g_array_remove_index(s->uncor, i);
+    }
+    if (s->uncor->len >= H3100_UNCOR_MAX) {
+        return false;
+    }
+    for (i = 0; i < s->uncor->len; i++) {
+        if (g_array_index(s->uncor, H3100Range, i).start > n.start) {
+            break;
+        }
+    }
+    g_array_insert_val(s->uncor, i, n);
+    return true;
+}
+
+/* ---- common checks -------------------------------------------------- */
+
+static uint64_t h3100_nlbas(H3100State *s)
+{
+    return s->ns_bytes >> s->lbads;
+}
+
+static uint16_t h3100_check_lbas(H3100State *s, H3100Req *req,
+                                 uint64_t slba, uint64_t nlb)
+{
+    req->offset = slba << s->lbads;
+    req->bytes = nlb << s->lbads;
+    if (slba >= h3100_nlbas(s) || nlb > h3100_nlbas(s) - slba) {
+        trace_h3100_err_lba_range(slba, nlb, h3100_nlbas(s));
+        return NVME_LBA_RANGE | NVME_DNR;
+    }
+    return NVME_SUCCESS;
+}
+
+static uint16_t h3100_rw_prep(H3100State *s, H3100Req *req, bool data)
+{
+    NvmeRwCmd *rw = (NvmeRwCmd *)&req->cmd;
+    uint64_t nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
+    uint16_t status;
+
+    status = h3100_check_lbas(s, req, le64_to_cpu(rw->slba), nlb);
+    if (status) {
+        return status;
+    }
+    req->fua = le16_to_cpu(rw->control) & NVME_RW_FUA;
+    if (data && req->bytes > ((uint64_t)s->page_size << s->mdts)) {
+        trace_h3100_err_mdts(req->bytes);
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    if (data) {
+        return h3100_map_dptr(s, req, req->bytes);
+    }
+    return NVME_SUCCESS;
+}
+
+static bool h3100_req_cancelled(H3100Req *req)
+{
+    return req->s->stopping || req->sq->deleting;
+}
+
+static void h3100_rw_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+
+    if (ret == -ECANCELED || (ret < 0 && h3100_req_cancelled(req))) {
+        req->status = NVME_CMD_ABORT_SQ_DEL;
+    } else if (ret < 0) {
+        req->status = req->cmd.opcode == NVME_CMD_READ ?
+                      NVME_UNRECOVERED_READ : NVME_WRITE_FAULT;
+    }
+    trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
+    h3100_req_complete(req);
+}
+
+/* ---- read and write -------------------------------------------------- */
+
+static uint16_t h3100_read(H3100State *s, H3100Req *req)
+{
+    uint16_t status = h3100_rw_prep(s, req, true);
+    H3100Result r;
+
+    if (status) {
+        return status;
+    }
+    trace_h3100_io_rw(req->sq->sqid, le16_to_cpu(req->cmd.cid), false,
+                      req->offset, req->bytes, req->fua);
+    r = h3100_model_io(s, H3100_OP_READ, req->offset, req->bytes, false, 0);
+    req->done_ns = r.done_ns;
+    if (h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes)) {
+        s->media_errors++;
+        return NVME_UNRECOVERED_READ;
+    }
+    req->aiocb = dma_blk_read(s->blk, &req->qsg, req->offset,
+                              BDRV_SECTOR_SIZE, h3100_rw_cb, req);
+    return NVME_NO_COMPLETE;
+}
+
+static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
+                                     BlockCompletionFunc *cb,
+                                     void *cb_opaque, void *opaque)
+{
+    H3100State *s = opaque;
+
+    return blk_aio_pwritev(s->blk, offset, iov, BDRV_REQ_FUA, cb, cb_opaque);
+}
+
+static uint16_t h3100_write(H3100State *s, H3100Req *req)
+{
+    uint16_t status = h3100_rw_prep(s, req, true);
+    H3100Result r;
+
+    if (status) {
+        return status;
+    }
+    trace_h3100_io_rw(req->sq->sqid, le16_to_cpu(req->cmd.cid), true,
+                      req->offset, req->bytes, req->fua);
+    r = h3100_model_io(s, H3100_OP_WRITE, req->offset, req->bytes,
+                       req->fua, 0);
+    req->done_ns = r.done_ns;
+    if (r.status == H3100_READ_ONLY) {
+        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
+    }
+    h3100_uncor_remove(s, req->offset, req->offset + req->bytes);
+    if (req->fua && s->feat.vwc) {
+        req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
+                                h3100_pwritev_fua, s, h3100_rw_cb, req,
+                                DMA_DIRECTION_TO_DEVICE);
+    } else {
+        /* no volatile cache: the backend writes through */
+        req->aiocb = dma_blk_write(s->blk, &req->qsg, req->offset,
+                                   BDRV_SECTOR_SIZE, h3100_rw_cb, req);
+    }
+    return NVME_NO_COMPLETE;
+}
+
+static uint16_t h3100_flush(H3100State *s, H3100Req *req)
+{
+    H3100Result r = h3100_model_io(s, H3100_OP_FLUSH, 0, 0, false, 0);
+
+    req->done_ns = r.done_ns;
+    req->aiocb = blk_aio_flush(s->blk, h3100_rw_cb, req);
+    return NVME_NO_COMPLETE;
+}
+
+/* ---- write zeroes, deallocate, write uncorrectable ------------------- */
+
+static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
+{
+    uint32_t dw12 = le32_to_cpu(req->cmd.cdw12);
+    uint16_t status = h3100_rw_prep(s, req, false);
+    BdrvRequestFlags flags = BDRV_REQ_MAY_UNMAP;
+    H3100Result r;
+
+    if (status) {
+        return status;
+    }
+    req->fua = dw12 & H3100_RW_FUA_DW12;
+    trace_h3100_io_write_zeroes(req->offset, req->bytes,
+                                !!(dw12 & H3100_WZ_DEAC));
+    r = h3100_model_io(s, H3100_OP_WRITE_ZEROES, req->offset, req->bytes,
+                       req->fua, 0);
+    req->done_ns = r.done_ns;
+    if (r.status == H3100_READ_ONLY) {
+        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
+    }
+    h3100_uncor_remove(s, req->offset, req->offset + req->bytes);
+    if (req->fua && s->feat.vwc) {
+        flags |= BDRV_REQ_FUA;
+    }
+    req->aiocb = blk_aio_pwrite_zeroes(s->blk, req->offset, req->bytes,
+                                       flags, h3100_rw_cb, req);
+    return NVME_NO_COMPLETE;
+}
+
+static void h3100_dsm_next(H3100Req *req);
+
+static void h3100_dsm_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+
+    req->aiocb = NULL;
+    if (ret < 0 && !req->status) {
+        req->status = ret == -ECANCELED || h3100_req_cancelled(req) ?
+                      NVME_CMD_ABORT_SQ_DEL : NVME_INTERNAL_DEV_ERROR;
+    }
+    if (req->status || h3100_req_cancelled(req)) {
+        if (!req->status) {
+            req->status = NVME_CMD_ABORT_SQ_DEL;
+        }
+        h3100_req_complete(req);
+        return;
+    }
+    h3100_dsm_next(req);
+}
+
+/* Zero the ranges one after the other (one block request in flight). */
+static void h3100_dsm_next(H3100Req *req)
+{
+    H3100State *s = req->s;
+    NvmeDsmRange *ranges = req->buf;
+
+    while (req->range_idx < req->nranges) {
+        NvmeDsmRange *r = &ranges[req->range_idx++];
+        uint64_t nlb = le32_to_cpu(r->nlb);
+
+        if (!nlb) {
+            continue;
+        }
+        req->aiocb = blk_aio_pwrite_zeroes(s->blk,
+                                           le64_to_cpu(r->slba) << s->lbads,
+                                           nlb << s->lbads,
+                                           BDRV_REQ_MAY_UNMAP,
+                                           h3100_dsm_cb, req);
+        return;
+    }
+    h3100_req_complete(req);
+}
+
+static uint16_t h3100_dsm_ranges(H3100State *s, H3100Req *req)
+{
+    NvmeDsmRange *ranges = req->buf;
+    uint64_t done = 0;
+    uint16_t status;
+
+    for (uint32_t i = 0; i < req->nranges; i++) {
+        uint64_t slba = le64_to_cpu(ranges[i].slba);
+        uint64_t nlb = le32_to_cpu(ranges[i].nlb);
+
+        if (!nlb) {
+            continue;
+        }
+        status = h3100_check_lbas(s, req, slba, nlb);
+        if (status) {
+            return status;
+        }
+    }
+    for (uint32_t i = 0; i < req->nranges; i++) {
+        uint64_t off = le64_to_cpu(ranges[i].slba) << s->lbads;
+        uint64_t len = (uint64_t)le32_to_cpu(ranges[i].nlb) << s->lbads;
+        H3100Result r;
+
+        if (!len) {
+            continue;
+        }
+        r = h3100_model_io(s, H3100_OP_DEALLOCATE, off, len, false, 0);
+        done = MAX(done, r.done_ns);
+        h3100_uncor_remove(s, off, off + len);
+    }
+    req->done_ns = done;
+    return NVME_SUCCESS;
+}
+
+static uint16_t h3100_dsm(H3100State *s, H3100Req *req)
+{
+    NvmeDsmCmd *c = (NvmeDsmCmd *)&req->cmd;
+    uint32_t nr = (le32_to_cpu(c->nr) & 0xff) + 1;
+    uint32_t attr = le32_to_cpu(c->attributes);
+    uint16_t status;
+
+    trace_h3100_io_dsm(nr, attr);
+    if (!(attr & NVME_DSMGMT_AD)) {
+        return NVME_SUCCESS;            /* access hints only */
+    }
+    req->buf = g_new0(NvmeDsmRange, nr);
+    req->nranges = nr;
+    req->range_idx = 0;
+    status = h3100_dma_from_host(s, req, req->buf, nr * sizeof(NvmeDsmRange));
+    if (status) {
+        return status;
+    }
+    status = h3100_dsm_ranges(s, req);
+    if (status) {
+        return status;
+    }
+    h3100_dsm_next(req);
+    return NVME_NO_COMPLETE;
+}
+
+static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
+{
+    uint16_t status = h3100_rw_prep(s, req, false);
+    H3100Result r;
+
+    if (status) {
+        return status;
+    }
+    trace_h3100_io_write_uncor(req->offset, req->bytes);
+    r = h3100_model_io(s, H3100_OP_ADMIN, 0, 0, false, 0);
+    req->done_ns = r.done_ns;
+    if (!h3100_uncor_add(s, req->offset, req->offset + req->bytes)) {
+        return NVME_INTERNAL_DEV_ERROR;
+    }
+    return NVME_SUCCESS;
+}
+
+/* ---- compare ---------------------------------------------------------- */
+
+static void h3100_compare_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+    g_autofree uint8_t *host = NULL;
+
+    req->aiocb = NULL;
+    if (ret < 0) {
+        req->status = ret == -ECANCELED || h3100_req_cancelled(req) ?
+                      NVME_CMD_ABORT_SQ_DEL : NVME_UNRECOVERED_READ;
+        h3100_req_complete(req);
+        return;
+    }
+    host = g_malloc(req->bytes);
+    if (dma_buf_write(host, req->bytes, NULL, &req->qsg,
+                      MEMTXATTRS_UNSPECIFIED)) {
+        req->status = NVME_DATA_TRAS_ERROR;
+    } else if (memcmp(host, req->buf, req->bytes)) {
+        req->status = NVME_CMP_FAILURE;
+    }
+    h3100_req_complete(req);
+}
+
+static uint16_t h3100_compare(H3100State *s, H3100Req *req)
+{
+    uint16_t status = h3100_rw_prep(s, req, true);
+    H3100Result r;
+
+    if (status) {
+        return status;
+    }
+    trace_h3100_io_compare(req->offset, req->bytes);
+    r = h3100_model_io(s, H3100_OP_COMPARE, req->offset, req->bytes,
+                       false, 0);
+    req->done_ns = r.done_ns;
+    if (h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes)) {
+        s->media_errors++;
+        return NVME_UNRECOVERED_READ;
+    }
+    req->buf = g_malloc(req->bytes);
+    qemu_iovec_init(&req->iov, 1);
+    qemu_iovec_add(&req->iov, req->buf, req->bytes);
+    req->aiocb = blk_aio_preadv(s->blk, req->offset, &req->iov, 0,
+                                h3100_compare_cb, req);
+    return NVME_NO_COMPLETE;
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+static uint16_t h3100_io_check(H3100State *s, H3100Req *req)
+{
+    uint32_t nsid = le32_to_cpu(req->cmd.nsid);
+    uint8_t op = req->cmd.opcode;
+
+    if (NVME_CMD_FLAGS_FUSE(req->cmd.flags)) {
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    if (nsid != H3100_NSID &&
+        !(op == NVME_CMD_FLUSH && nsid == NVME_NSID_BROADCAST)) {
+        return NVME_INVALID_NSID | NVME_DNR;
+    }
+    if (s->san.active && op != NVME_CMD_FLUSH) {
+        return H3100_SC_SANITIZE_IN_PROGRESS | NVME_DNR;
+    }
+    if (s->format_busy) {
+        return NVME_FORMAT_IN_PROGRESS;
+    }
+    return NVME_SUCCESS;
+}
+
+uint16_t h3100_io_cmd(H3100State *s, H3100Req *req)
+{
+    uint16_t status;
+
+    req->offset = 0;
+    req->bytes = 0;
+    switch (req->cmd.opcode) {
+    case NVME_CMD_FLUSH:
+    case NVME_CMD_WRITE:
+    case NVME_CMD_READ:
+    case NVME_CMD_WRITE_UNCOR:
+    case NVME_CMD_COMPARE:
+    case NVME_CMD_WRITE_ZEROES:
+    case NVME_CMD_DSM:
+        break;
+    default:
+        trace_h3100_err_opcode(req->sq->sqid, req->cmd.opcode);
+        return NVME_INVALID_OPCODE | NVME_DNR;
+    }
+    status = h3100_io_check(s, req);
+    if (status) {
+        return status;
+    }
+    switch (req->cmd.opcode) {
+    case NVME_CMD_FLUSH:
+        return h3100_flush(s, req);
+    case NVME_CMD_WRITE:
+        return h3100_write(s, req);
+    case NVME_CMD_READ:
+        return h3100_read(s, req);
+    case NVME_CMD_WRITE_UNCOR:
+        return h3100_write_uncor(s, req);
+    case NVME_CMD_COMPARE:
+        return h3100_compare(s, req);
+    case NVME_CMD_WRITE_ZEROES:
+        return h3100_write_zeroes(s, req);
+    default:
+        return h3100_dsm(s, req);
+    }
+}

@@ -1,0 +1,655 @@
+/*
+ * DapuStor H3100 NVMe SSD: submission and completion queues
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * A command is fetched by its SQ's bottom half and handed to the admin or
+ * I/O dispatcher.  When its data I/O is done it waits, on one list ordered
+ * by the model's completion time and one timer, until the model says the
+ * drive completes it; it is then posted to its CQ.  MSI-X interrupts are
+ * coalesced per vector (Interrupt Coalescing feature); the admin vector
+ * and vectors with Coalescing Disable set are never delayed.
+ *
+ * Shadow doorbells (Doorbell Buffer Config) apply to I/O queues: the tail
+ * and head come from the shadow buffer, the event index is written back.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "hw/pci/msix.h"
+#include "h3100.h"
+#include "trace.h"
+
+/* ---- interrupts ---------------------------------------------------------- */
+
+static bool h3100_in_main_ctx(H3100State *s)
+{
+    return s->ctx == qemu_get_aio_context();
+}
+
+/* Main loop bottom half: deliver interrupts raised in the IOThread. */
+void h3100_irq_bh(void *opaque)
+{
+    H3100State *s = opaque;
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    for (unsigned w = 0; w < H3100_IRQ_WORDS; w++) {
+        uint64_t bits = qatomic_xchg(&s->irq_pending[w], 0);
+
+        while (bits) {
+            unsigned v = w * 64 + ctz64(bits);
+
+            bits &= bits - 1;
+            if (msix_enabled(pci) && v < s->nvec) {
+                msix_notify(pci, v);
+            }
+        }
+    }
+    if (!msix_enabled(pci)) {
+        if (qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms)) {
+            pci_irq_assert(pci);
+        } else {
+            pci_irq_deassert(pci);
+        }
+    }
+}
+
+static void h3100_msix_fire(H3100State *s, uint16_t vector)
+{
+    H3100Vector *v = &s->vec[vector];
+
+    trace_h3100_irq_msix(vector, v->count);
+    v->count = 0;
+    timer_del(v->timer);
+    if (h3100_in_main_ctx(s)) {
+        msix_notify(PCI_DEVICE(s), vector);
+        return;
+    }
+    qatomic_or(&s->irq_pending[vector / 64], 1ULL << (vector % 64));
+    qemu_bh_schedule(s->irq_bh);
+}
+
+static void h3100_intx_update(H3100State *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    if (!h3100_in_main_ctx(s)) {
+        qemu_bh_schedule(s->irq_bh);
+        return;
+    }
+    if (s->irq_status & ~ldl_le_p(&s->bar.intms)) {
+        trace_h3100_irq_pin(1);
+        pci_irq_assert(pci);
+    } else {
+        trace_h3100_irq_pin(0);
+        pci_irq_deassert(pci);
+    }
+}
+
+void h3100_irq_timer_cb(void *opaque)
+{
+    H3100Vector *v = opaque;
+
+    if (v->count) {
+        h3100_msix_fire(v->s, v->idx);
+    }
+}
+
+static void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n)
+{
+    uint32_t time_ns;
+    H3100Vector *v;
+
+    if (!cq->irq_enabled) {
+        return;
+    }
+    if (!msix_enabled(PCI_DEVICE(s))) {
+        qatomic_or(&s->irq_status, 1u << (cq->vector & 31));
+        h3100_intx_update(s);
+        return;
+    }
+    v = &s->vec[cq->vector];
+    time_ns = h3100_coalesce_time_ns(s);
+    if (cq->vector == 0 || v->no_coalesce || !time_ns) {
+        h3100_msix_fire(s, cq->vector);
+        return;
+    }
+    v->count += n;
+    if (v->count >= h3100_coalesce_thr(s) + 1) {
+        h3100_msix_fire(s, cq->vector);
+    } else if (!timer_pending(v->timer)) {
+        timer_mod(v->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + time_ns);
+    }
+}
+
+void h3100_irq_deassert(H3100State *s, H3100CQueue *cq)
+{
+    if (msix_enabled(PCI_DEVICE(s)) || !cq->irq_enabled) {
+        return;
+    }
+    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
+        H3100CQueue *o = s->cq[i];
+
+        if (o && o->irq_enabled && o->vector == cq->vector &&
+            o->head != o->tail) {
+            return;
+        }
+    }
+    qatomic_and(&s->irq_status, ~(1u << (cq->vector & 31)));
+    h3100_intx_update(s);
+}
+
+/* ---- shadow doorbells -------------------------------------------------- */
+
+static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
+{
+    uint32_t tail;
+
+    if (!sq->db_addr) {
+        return;
+    }
+    if (ldl_le_pci_dma(PCI_DEVICE(s), sq->db_addr, &tail,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        return;
+    }
+    if (tail >= sq->size) {
+        H3100_GUEST_ERR("shadow SQ %u tail %u >= size %u, ignored",
+                        sq->sqid, tail, sq->size);
+        return;
+    }
+    sq->tail = tail;
+}
+
+static void h3100_sq_eventidx(H3100State *s, H3100SQueue *sq)
+{
+    if (sq->ei_addr) {
+        stl_le_pci_dma(PCI_DEVICE(s), sq->ei_addr, sq->tail,
+                       MEMTXATTRS_UNSPECIFIED);
+    }
+}
+
+static void h3100_cq_shadow_head(H3100State *s, H3100CQueue *cq)
+{
+    uint32_t head;
+    uint32_t posted, consumed;
+
+    if (!cq->db_addr) {
+        return;
+    }
+    if (ldl_le_pci_dma(PCI_DEVICE(s), cq->db_addr, &head,
+                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+        return;
+    }
+    posted = (cq->tail + cq->size - cq->head) % cq->size;
+    consumed = (head + cq->size - cq->head) % cq->size;
+    if (head >= cq->size || consumed > posted) {
+        H3100_GUEST_ERR("shadow CQ %u head %u invalid, ignored",
+                        cq->cqid, head);
+        return;
+    }
+    cq->head = head;
+    stl_le_pci_dma(PCI_DEVICE(s), cq->ei_addr, head, MEMTXATTRS_UNSPECIFIED);
+}
+
+static void h3100_sq_notifier(EventNotifier *e)
+{
+    H3100SQueue *sq = container_of(e, H3100SQueue, notifier);
+
+    if (event_notifier_test_and_clear(e)) {
+        qemu_bh_schedule(sq->bh);
+    }
+}
+
+static void h3100_cq_post(H3100State *s, H3100CQueue *cq);
+
+static void h3100_cq_notifier(EventNotifier *e)
+{
+    H3100CQueue *cq = container_of(e, H3100CQueue, notifier);
+    H3100SQueue *sq;
+
+    if (!event_notifier_test_and_clear(e)) {
+        return;
+    }
+    h3100_cq_shadow_head(cq->s, cq);
+    if (cq->head == cq->tail) {
+        h3100_irq_deassert(cq->s, cq);
+    }
+    h3100_cq_post(cq->s, cq);
+    QTAILQ_FOREACH(sq, &cq->sq_list, entry) {
+        qemu_bh_schedule(sq->bh);
+    }
+}
+
+static void h3100_ioeventfd_add(H3100State *s, EventNotifier *n,
+                                hwaddr off, EventNotifierHandler *h,
+                                bool *on)
+{
+    /* eventfds need the BQL: only without an IOThread */
+    if (*on || !h3100_in_main_ctx(s) || event_notifier_init(n, 0) < 0) {
+        return;
+    }
+    event_notifier_set_handler(n, h);
+    memory_region_add_eventfd(&s->iomem, off, 4, false, 0, n);
+    *on = true;
+}
+
+static void h3100_ioeventfd_del(H3100State *s, EventNotifier *n,
+                                hwaddr off, bool *on)
+{
+    if (!*on) {
+        return;
+    }
+    memory_region_del_eventfd(&s->iomem, off, 4, false, 0, n);
+    event_notifier_set_handler(n, NULL);
+    event_notifier_cleanup(n);
+    *on = false;
+}
+
+static hwaddr h3100_db_off(uint16_t qid, bool is_cq)
+{
+    return H3100_DB_OFFSET + qid * 8 + (is_cq ? 4 : 0);
+}
+
+void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
+                             H3100CQueue *cq)
+{
+    if (!s->dbbuf_enabled) {
+        return;
+    }
+    if (sq && sq->sqid) {
+        sq->db_addr = s->dbbuf_dbs + h3100_db_off(sq->sqid, false) -
+                      H3100_DB_OFFSET;
+        sq->ei_addr = s->dbbuf_eis + h3100_db_off(sq->sqid, false) -
+                      H3100_DB_OFFSET;
+        h3100_ioeventfd_add(s, &sq->notifier, h3100_db_off(sq->sqid, false),
+                            h3100_sq_notifier, &sq->ioeventfd);
+    }
+    if (cq && cq->cqid) {
+        cq->db_addr = s->dbbuf_dbs + h3100_db_off(cq->cqid, true) -
+                      H3100_DB_OFFSET;
+        cq->ei_addr = s->dbbuf_eis + h3100_db_off(cq->cqid, true) -
+                      H3100_DB_OFFSET;
+        h3100_ioeventfd_add(s, &cq->notifier, h3100_db_off(cq->cqid, true),
+                            h3100_cq_notifier, &cq->ioeventfd);
+    }
+}
+
+void h3100_queue_ioeventfd_stop(H3100State *s)
+{
+    for (unsigned i = 1; i <= s->max_ioqpairs; i++) {
+        if (s->sq[i]) {
+            h3100_ioeventfd_del(s, &s->sq[i]->notifier,
+                                h3100_db_off(i, false), &s->sq[i]->ioeventfd);
+        }
+        if (s->cq[i]) {
+            h3100_ioeventfd_del(s, &s->cq[i]->notifier,
+                                h3100_db_off(i, true), &s->cq[i]->ioeventfd);
+        }
+    }
+}
+
+/* ---- completion posting ------------------------------------------------ */
+
+static bool h3100_cq_full(H3100CQueue *cq)
+{
+    return (cq->tail + 1) % cq->size == cq->head;
+}
+
+static void h3100_req_release(H3100Req *req)
+{
+    H3100SQueue *sq = req->sq;
+
+    h3100_req_unmap(req);
+    g_free(req->buf);
+    req->buf = NULL;
+    if (req->iov.nalloc) {
+        qemu_iovec_destroy(&req->iov);
+    }
+    QTAILQ_REMOVE(&sq->out_list, req, entry);
+    QTAILQ_INSERT_TAIL(&sq->free_list, req, entry);
+}
+
+static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
+{
+    hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * sizeof(NvmeCqe);
+
+    req->cqe.sq_id = cpu_to_le16(req->sq->sqid);
+    req->cqe.sq_head = cpu_to_le16(req->sq->head);
+    req->cqe.status = cpu_to_le16((req->status << 1) | cq->phase);
+    if (pci_dma_write(PCI_DEVICE(s), addr, &req->cqe, sizeof(req->cqe))) {
+        H3100_GUEST_ERR("CQ %u entry at 0x%" HWADDR_PRIx " not writable: "
+                        "controller fatal status", cq->cqid, addr);
+        stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
+        return false;
+    }
+    trace_h3100_cqe(cq->cqid, req->sq->sqid, le16_to_cpu(req->cqe.cid),
+                    req->status, le32_to_cpu(req->cqe.result));
+    cq->tail++;
+    if (cq->tail >= cq->size) {
+        cq->tail = 0;
+        cq->phase = !cq->phase;
+    }
+    return true;
+}
+
+static void h3100_cq_post(H3100State *s, H3100CQueue *cq)
+{
+    unsigned posted = 0;
+    H3100Req *req;
+
+    h3100_cq_shadow_head(s, cq);
+    while ((req = QTAILQ_FIRST(&cq->req_list)) && !h3100_cq_full(cq)) {
+        if (NVME_CSTS_FAILED & ldl_le_p(&s->bar.csts)) {
+            break;
+        }
+        QTAILQ_REMOVE(&cq->req_list, req, entry);
+        req->posting = false;
+        /* the request goes back to the SQ's free list */
+        QTAILQ_INSERT_TAIL(&req->sq->out_list, req, entry);
+        if (!h3100_cq_write(s, cq, req)) {
+            h3100_req_release(req);
+            break;
+        }
+        h3100_req_release(req);
+        qemu_bh_schedule(req->sq->bh);   /* a slot freed */
+        posted++;
+    }
+    if (posted) {
+        h3100_irq_notify(s, cq, posted);
+    }
+}
+
+void h3100_req_post_now(H3100Req *req)
+{
+    H3100State *s = req->s;
+    H3100CQueue *cq = s->cq[req->sq->cqid];
+
+    h3100_pending_drop(s, req);
+    if (req->status && req->status != NVME_NO_COMPLETE) {
+        h3100_error_log_add(s, req);
+    }
+    QTAILQ_REMOVE(&req->sq->out_list, req, entry);
+    QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
+    req->posting = true;
+    h3100_cq_post(s, cq);
+}
+
+/* ---- completion timing ------------------------------------------------- */
+
+void h3100_pending_drop(H3100State *s, H3100Req *req)
+{
+    if (req->pending) {
+        QTAILQ_REMOVE(&s->pending, req, pend);
+        req->pending = false;
+    }
+}
+
+static void h3100_cpl_timer_arm(H3100State *s)
+{
+    H3100Req *first = QTAILQ_FIRST(&s->pending);
+
+    if (first) {
+        timer_mod(s->cpl_timer, h3100_virt_ns(s, first->done_ns));
+    } else {
+        timer_del(s->cpl_timer);
+    }
+}
+
+void h3100_cpl_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+    uint64_t now = h3100_now(s);
+    H3100Req *req;
+
+    while ((req = QTAILQ_FIRST(&s->pending)) && req->done_ns <= now) {
+        h3100_req_post_now(req);
+    }
+    h3100_cpl_timer_arm(s);
+}
+
+/* Data I/O done: post now, or when the model says the drive is done. */
+void h3100_req_complete(H3100Req *req)
+{
+    H3100State *s = req->s;
+    H3100Req *it;
+
+    req->io_done = true;
+    req->aiocb = NULL;
+    trace_h3100_req_done(req->sq->sqid, le16_to_cpu(req->cmd.cid),
+                         req->status, req->done_ns);
+    if (!s->timing || req->done_ns <= h3100_now(s)) {
+        h3100_req_post_now(req);
+        return;
+    }
+    /* ordered by done_ns; new requests usually go last */
+    QTAILQ_FOREACH_REVERSE(it, &s->pending, pend) {
+        if (it->done_ns <= req->done_ns) {
+            QTAILQ_INSERT_AFTER(&s->pending, it, req, pend);
+            break;
+        }
+    }
+    if (!it) {
+        QTAILQ_INSERT_HEAD(&s->pending, req, pend);
+    }
+    req->pending = true;
+    if (QTAILQ_FIRST(&s->pending) == req) {
+        h3100_cpl_timer_arm(s);
+    }
+}
+
+/* ---- submission -------------------------------------------------------- */
+
+static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
+                            const NvmeCmd *cmd)
+{
+    QTAILQ_REMOVE(&sq->free_list, req, entry);
+    QTAILQ_INSERT_TAIL(&sq->out_list, req, entry);
+    memset(&req->cqe, 0, sizeof(req->cqe));
+    req->cmd = *cmd;
+    req->cqe.cid = cmd->cid;
+    req->status = NVME_SUCCESS;
+    req->io_done = false;
+    req->fua = false;
+    req->done_ns = 0;
+    req->aio_left = 0;
+    req->aiocb = NULL;
+}
+
+static void h3100_sq_bh(void *opaque)
+{
+    H3100SQueue *sq = opaque;
+    H3100State *s = sq->s;
+    unsigned n = 0;
+    H3100Req *req;
+    NvmeCmd cmd;
+    uint16_t status;
+    hwaddr addr;
+
+    if (s->stopping || sq->deleting) {
+        return;
+    }
+    h3100_sq_shadow_tail(s, sq);
+    while (sq->head != sq->tail && (req = QTAILQ_FIRST(&sq->free_list))) {
+        if (NVME_CSTS_FAILED & ldl_le_p(&s->bar.csts)) {
+            return;
+        }
+        if (n++ >= H3100_SQ_BATCH) {
+            qemu_bh_schedule(sq->bh);     /* round robin with other SQs */
+            return;
+        }
+        addr = sq->dma_addr + (hwaddr)sq->head * sizeof(NvmeCmd);
+        if (pci_dma_read(PCI_DEVICE(s), addr, &cmd, sizeof(cmd))) {
+            H3100_GUEST_ERR("SQ %u entry at 0x%" HWADDR_PRIx " not readable: "
+                            "controller fatal status", sq->sqid, addr);
+            stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
+            return;
+        }
+        sq->head = (sq->head + 1) % sq->size;
+        h3100_req_start(sq, req, &cmd);
+        trace_h3100_cmd(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode,
+                        le32_to_cpu(cmd.nsid));
+        status = sq->sqid ? h3100_io_cmd(s, req) : h3100_admin_cmd(s, req);
+        if (status != NVME_NO_COMPLETE) {
+            req->status = status;
+            h3100_req_complete(req);
+        }
+        h3100_sq_eventidx(s, sq);
+        h3100_sq_shadow_tail(s, sq);
+    }
+}
+
+void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
+{
+    sq->tail = tail;
+    if (sq->db_addr) {
+        stl_le_pci_dma(PCI_DEVICE(s), sq->db_addr, tail,
+                       MEMTXATTRS_UNSPECIFIED);
+    }
+    qemu_bh_schedule(sq->bh);
+}
+
+void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
+{
+    H3100SQueue *sq;
+
+    cq->head = head;
+    if (cq->db_addr) {
+        stl_le_pci_dma(PCI_DEVICE(s), cq->db_addr, head,
+                       MEMTXATTRS_UNSPECIFIED);
+    }
+    if (cq->head == cq->tail) {
+        h3100_irq_deassert(s, cq);
+    }
+    h3100_cq_post(s, cq);
+    QTAILQ_FOREACH(sq, &cq->sq_list, entry) {
+        qemu_bh_schedule(sq->bh);
+    }
+}
+
+/* ---- creation and deletion ----------------------------------------------- */
+
+void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
+                   uint16_t sqid, uint16_t cqid, uint32_t size)
+{
+    sq->s = s;
+    sq->sqid = sqid;
+    sq->cqid = cqid;
+    sq->size = size;
+    sq->dma_addr = dma_addr;
+    sq->reqs = g_new0(H3100Req, size);
+    QTAILQ_INIT(&sq->free_list);
+    QTAILQ_INIT(&sq->out_list);
+    for (uint32_t i = 0; i < size; i++) {
+        sq->reqs[i].s = s;
+        sq->reqs[i].sq = sq;
+        QTAILQ_INSERT_TAIL(&sq->free_list, &sq->reqs[i], entry);
+    }
+    sq->bh = aio_bh_new(s->ctx, h3100_sq_bh, sq);
+    QTAILQ_INSERT_TAIL(&s->cq[cqid]->sq_list, sq, entry);
+    s->sq[sqid] = sq;
+    h3100_dbbuf_setup_queue(s, sq, NULL);
+    trace_h3100_sq_create(sqid, cqid, size, dma_addr);
+}
+
+void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
+                   uint16_t cqid, uint16_t vector, uint32_t size, bool ien)
+{
+    cq->s = s;
+    cq->cqid = cqid;
+    cq->size = size;
+    cq->dma_addr = dma_addr;
+    cq->phase = 1;
+    cq->irq_enabled = ien;
+    cq->vector = vector;
+    QTAILQ_INIT(&cq->req_list);
+    QTAILQ_INIT(&cq->sq_list);
+    s->cq[cqid] = cq;
+    h3100_dbbuf_setup_queue(s, NULL, cq);
+    trace_h3100_cq_create(cqid, vector, size, dma_addr, ien);
+}
+
+/* Forget a request that will never be posted (queue deletion, reset). */
+static void h3100_req_drop(H3100State *s, H3100Req *req)
+{
+    h3100_pending_drop(s, req);
+    if (req->posting) {
+        QTAILQ_REMOVE(&s->cq[req->sq->cqid]->req_list, req, entry);
+        req->posting = false;
+        QTAILQ_INSERT_TAIL(&req->sq->out_list, req, entry);
+    }
+    h3100_req_release(req);
+}
+
+void h3100_sq_free(H3100State *s, H3100SQueue *sq)
+{
+    H3100Req *req, *next;
+
+    sq->deleting = true;
+    h3100_ioeventfd_del(s, &sq->notifier, h3100_db_off(sq->sqid, false),
+                        &sq->ioeventfd);
+    /* cancel block requests: their callbacks complete them */
+    QTAILQ_FOREACH_SAFE(req, &sq->out_list, entry, next) {
+        if (req->aiocb) {
+            blk_aio_cancel(req->aiocb);
+        }
+    }
+    for (unsigned i = 0; i <= H3100_AERL; i++) {
+        if (s->aer_reqs[i] && s->aer_reqs[i]->sq == sq) {
+            s->aer_reqs[i] = NULL;
+        }
+    }
+    for (uint32_t i = 0; i < sq->size; i++) {
+        req = &sq->reqs[i];
+        if (req->pending || req->posting) {
+            h3100_req_drop(s, req);
+        }
+    }
+    QTAILQ_FOREACH_SAFE(req, &sq->out_list, entry, next) {
+        h3100_req_release(req);
+    }
+    if (s->cq[sq->cqid]) {
+        QTAILQ_REMOVE(&s->cq[sq->cqid]->sq_list, sq, entry);
+    }
+    qemu_bh_delete(sq->bh);
+    s->sq[sq->sqid] = NULL;
+    trace_h3100_sq_delete(sq->sqid);
+    g_free(sq->reqs);
+    g_free(sq);
+}
+
+void h3100_cq_free(H3100State *s, H3100CQueue *cq)
+{
+    h3100_ioeventfd_del(s, &cq->notifier, h3100_db_off(cq->cqid, true),
+                        &cq->ioeventfd);
+    if (cq->head != cq->tail) {
+        cq->head = cq->tail;
+        h3100_irq_deassert(s, cq);
+    }
+    s->cq[cq->cqid] = NULL;
+    trace_h3100_cq_delete(cq->cqid);
+    g_free(cq);
+}
+
+void h3100_queues_reset(H3100State *s)
+{
+    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
+        if (s->sq[i]) {
+            h3100_sq_free(s, s->sq[i]);
+        }
+    }
+    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
+        if (s->cq[i]) {
+            h3100_cq_free(s, s->cq[i]);
+        }
+    }
+    for (unsigned i = 0; i < s->nvec; i++) {
+        s->vec[i].count = 0;
+        s->vec[i].no_coalesce = false;
+        s->vec[i].s = s;
+        s->vec[i].idx = i;
+        timer_del(s->vec[i].timer);
+    }
+    timer_del(s->cpl_timer);
+}

@@ -1,0 +1,365 @@
+/*
+ * DapuStor H3100 NVMe SSD: controller registers and doorbells (BAR0)
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Bad accesses are logged as guest errors.  A doorbell write for a queue
+ * that does not exist raises the Invalid Doorbell Register event, an out
+ * of range value the Invalid Doorbell Write Value event (NVMe 1.3 5.2),
+ * and the write is ignored.
+ */
+
+#include "qemu/osdep.h"
+#include "hw/pci/msix.h"
+#include "h3100.h"
+#include "trace.h"
+
+typedef struct H3100MmioWrite {
+    H3100State *s;
+    hwaddr addr;
+    uint64_t data;
+    unsigned size;
+} H3100MmioWrite;
+
+void h3100_regs_init(H3100State *s)
+{
+    uint64_t cap = 0;
+
+    memset(&s->bar, 0, sizeof(s->bar));
+    NVME_CAP_SET_MQES(cap, H3100_MQES);
+    NVME_CAP_SET_CQR(cap, 1);
+    NVME_CAP_SET_TO(cap, H3100_CAP_TO);
+    NVME_CAP_SET_DSTRD(cap, 0);
+    NVME_CAP_SET_NSSRS(cap, 0);
+    NVME_CAP_SET_CSS(cap, NVME_CAP_CSS_NCSS);
+    NVME_CAP_SET_MPSMIN(cap, 0);
+    NVME_CAP_SET_MPSMAX(cap, 4);
+    stq_le_p(&s->bar.cap, cap);
+    stl_le_p(&s->bar.vs, H3100_NVME_VERSION);
+}
+
+static const char *h3100_check_enable(H3100State *s)
+{
+    uint64_t cap = ldq_le_p(&s->bar.cap);
+    uint32_t cc = ldl_le_p(&s->bar.cc);
+    uint32_t aqa = ldl_le_p(&s->bar.aqa);
+    uint64_t asq = ldq_le_p(&s->bar.asq);
+    uint64_t acq = ldq_le_p(&s->bar.acq);
+    uint64_t page_size = 1ULL << (NVME_CC_MPS(cc) + 12);
+
+    if (NVME_CC_MPS(cc) < NVME_CAP_MPSMIN(cap) ||
+        NVME_CC_MPS(cc) > NVME_CAP_MPSMAX(cap)) {
+        return "CC.MPS outside CAP.MPSMIN..MPSMAX";
+    }
+    if (NVME_CC_CSS(cc) != NVME_CC_CSS_NVM) {
+        return "CC.CSS selects an unsupported command set";
+    }
+    if (NVME_CC_AMS(cc) != 0) {
+        return "CC.AMS selects an unsupported arbitration mechanism";
+    }
+    if (!asq || (asq & (page_size - 1))) {
+        return "ASQ zero or not page aligned";
+    }
+    if (!acq || (acq & (page_size - 1))) {
+        return "ACQ zero or not page aligned";
+    }
+    if (!NVME_AQA_ASQS(aqa) || NVME_AQA_ASQS(aqa) > H3100_MQES) {
+        return "AQA.ASQS out of range";
+    }
+    if (!NVME_AQA_ACQS(aqa) || NVME_AQA_ACQS(aqa) > H3100_MQES) {
+        return "AQA.ACQS out of range";
+    }
+    return NULL;
+}
+
+static void h3100_ctrl_start(H3100State *s)
+{
+    uint32_t cc = ldl_le_p(&s->bar.cc);
+    uint32_t aqa = ldl_le_p(&s->bar.aqa);
+
+    s->page_bits = NVME_CC_MPS(cc) + 12;
+    s->page_size = 1u << s->page_bits;
+    s->max_prp_ents = s->page_size / sizeof(uint64_t);
+    s->cq[0] = g_new0(H3100CQueue, 1);
+    h3100_cq_init(s, s->cq[0], ldq_le_p(&s->bar.acq), 0, 0,
+                  NVME_AQA_ACQS(aqa) + 1, true);
+    s->sq[0] = g_new0(H3100SQueue, 1);
+    h3100_sq_init(s, s->sq[0], ldq_le_p(&s->bar.asq), 0, 0,
+                  NVME_AQA_ASQS(aqa) + 1);
+    s->idle_ticks = 0;
+    timer_mod(s->idle_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              H3100_IDLE_PERIOD_NS);
+}
+
+/* CC written, EN not going 1 -> 0 (runs in the controller's context) */
+static void h3100_write_cc_fn(void *opaque)
+{
+    H3100MmioWrite *w = opaque;
+    H3100State *s = w->s;
+    uint32_t data = w->data;
+    uint32_t cc = ldl_le_p(&s->bar.cc);
+    uint32_t csts = ldl_le_p(&s->bar.csts);
+    const char *err;
+
+    stl_le_p(&s->bar.cc, data);
+    if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
+        trace_h3100_ctrl_shutdown(NVME_CC_SHN(data));
+        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
+        csts |= NVME_CSTS_SHST_COMPLETE;
+    } else if (!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) {
+        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
+    }
+    if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
+        err = h3100_check_enable(s);
+        if (err) {
+            trace_h3100_err_enable(err);
+            H3100_GUEST_ERR("controller enable failed: %s", err);
+            csts |= NVME_CSTS_FAILED;
+        } else {
+            trace_h3100_ctrl_enable(data, ldl_le_p(&s->bar.aqa),
+                                    ldq_le_p(&s->bar.asq),
+                                    ldq_le_p(&s->bar.acq));
+            h3100_ctrl_start(s);
+            csts |= NVME_CSTS_READY;
+        }
+    } else if (NVME_CC_EN(data) && NVME_CC_EN(cc) &&
+               ((data ^ cc) & ~((CC_SHN_MASK << CC_SHN_SHIFT) |
+                                (CC_IOSQES_MASK << CC_IOSQES_SHIFT) |
+                                (CC_IOCQES_MASK << CC_IOCQES_SHIFT)))) {
+        H3100_GUEST_ERR("CC fields changed while CC.EN=1 (0x%x -> 0x%x)",
+                        cc, data);
+    }
+    stl_le_p(&s->bar.csts, csts);
+}
+
+static void h3100_write_cc(H3100State *s, uint32_t data)
+{
+    uint32_t cc = ldl_le_p(&s->bar.cc);
+    H3100MmioWrite w = { .s = s, .data = data };
+
+    if (!NVME_CC_EN(data) && NVME_CC_EN(cc)) {
+        trace_h3100_ctrl_disable(data);
+        h3100_ctrl_reset(s);
+        stl_le_p(&s->bar.cc, data);
+        if (NVME_CC_SHN(data)) {
+            stl_le_p(&s->bar.csts, NVME_CSTS_SHST_COMPLETE);
+        }
+        return;
+    }
+    h3100_run_in_ctx(s, h3100_write_cc_fn, &w);
+}
+
+static void h3100_write_intm(H3100State *s, hwaddr offset, uint32_t data)
+{
+    uint32_t intms = ldl_le_p(&s->bar.intms);
+
+    if (msix_enabled(PCI_DEVICE(s))) {
+        H3100_GUEST_ERR("INTMS/INTMC written while MSI-X is enabled");
+        return;
+    }
+    if (offset == NVME_REG_INTMS) {
+        intms |= data;
+    } else {
+        intms &= ~data;
+    }
+    stl_le_p(&s->bar.intms, intms);
+    stl_le_p(&s->bar.intmc, intms);
+    if (s->irq_status & ~intms) {
+        pci_irq_assert(PCI_DEVICE(s));
+    } else {
+        pci_irq_deassert(PCI_DEVICE(s));
+    }
+}
+
+static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
+                            unsigned size)
+{
+    bool enabled = NVME_CC_EN(ldl_le_p(&s->bar.cc));
+
+    switch (offset) {
+    case NVME_REG_INTMS:
+    case NVME_REG_INTMC:
+        h3100_write_intm(s, offset, data);
+        return;
+    case NVME_REG_CSTS:
+        if (data) {
+            H3100_GUEST_ERR("write of 0x%" PRIx64 " to read-only CSTS", data);
+        }
+        return;
+    case NVME_REG_NSSR:
+        H3100_GUEST_ERR("NVM subsystem reset not supported (CAP.NSSRS=0)");
+        return;
+    case NVME_REG_AQA:
+    case NVME_REG_ASQ:
+    case NVME_REG_ASQ + 4:
+    case NVME_REG_ACQ:
+    case NVME_REG_ACQ + 4:
+        if (enabled) {
+            H3100_GUEST_ERR("admin queue register 0x%" HWADDR_PRIx
+                            " written while CC.EN=1, ignored", offset);
+            return;
+        }
+        stn_le_p((uint8_t *)&s->bar + offset, size, data);
+        return;
+    default:
+        H3100_GUEST_ERR("write to read-only or reserved register 0x%"
+                        HWADDR_PRIx " ignored", offset);
+        return;
+    }
+}
+
+static void h3100_doorbell_error(H3100State *s, uint8_t info,
+                                 unsigned qid, bool is_cq, uint64_t val)
+{
+    trace_h3100_err_doorbell(qid, is_cq, val, info);
+    H3100_GUEST_ERR("invalid %s doorbell write: queue %u %s value 0x%"
+                    PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
+                    info == NVME_AER_INFO_ERR_INVALID_DB_REGISTER ?
+                    "does not exist," : "bad", val);
+    h3100_aer_enqueue(s, NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFO);
+}
+
+static bool h3100_cq_head_valid(H3100CQueue *cq, uint32_t head)
+{
+    uint32_t posted = (cq->tail + cq->size - cq->head) % cq->size;
+    uint32_t consumed = (head + cq->size - cq->head) % cq->size;
+
+    return head < cq->size && consumed <= posted;
+}
+
+static void h3100_write_doorbell(H3100State *s, hwaddr offset,
+                                 uint64_t data)
+{
+    unsigned idx = (offset - H3100_DB_OFFSET) / 4;
+    unsigned qid = idx / 2;
+    bool is_cq = idx & 1;
+
+    trace_h3100_doorbell(qid, is_cq, data);
+    if (!NVME_CSTS_RDY(ldl_le_p(&s->bar.csts))) {
+        H3100_GUEST_ERR("doorbell write while CSTS.RDY=0 (offset 0x%"
+                        HWADDR_PRIx "), ignored", offset);
+        return;
+    }
+    if (qid > s->max_ioqpairs || (is_cq ? !s->cq[qid] : !s->sq[qid])) {
+        h3100_doorbell_error(s, NVME_AER_INFO_ERR_INVALID_DB_REGISTER,
+                             qid, is_cq, data);
+        return;
+    }
+    if (is_cq) {
+        if (!h3100_cq_head_valid(s->cq[qid], data)) {
+            h3100_doorbell_error(s, NVME_AER_INFO_ERR_INVALID_DB_VALUE,
+                                 qid, is_cq, data);
+            return;
+        }
+        h3100_cq_doorbell(s, s->cq[qid], data);
+    } else {
+        if (data >= s->sq[qid]->size) {
+            h3100_doorbell_error(s, NVME_AER_INFO_ERR_INVALID_DB_VALUE,
+                                 qid, is_cq, data);
+            return;
+        }
+        h3100_sq_doorbell(s, s->sq[qid], data);
+    }
+}
+
+static void h3100_mmio_write_fn(void *opaque)
+{
+    H3100MmioWrite *w = opaque;
+
+    if (w->addr >= H3100_DB_OFFSET) {
+        h3100_write_doorbell(w->s, w->addr, w->data);
+    } else {
+        h3100_write_reg(w->s, w->addr, w->data, w->size);
+    }
+}
+
+static uint64_t h3100_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    H3100State *s = opaque;
+    uint64_t val = 0;
+
+    if ((addr & (size - 1)) || size < 4) {
+        H3100_GUEST_ERR("misaligned or sub-dword read, offset 0x%"
+                        HWADDR_PRIx " size %u", addr, size);
+    }
+    if (addr + size <= H3100_REGS_SIZE) {
+        val = ldn_le_p((uint8_t *)&s->bar + addr, size);
+    } else if (addr >= H3100_DB_OFFSET) {
+        H3100_GUEST_ERR("read of write-only doorbell, offset 0x%" HWADDR_PRIx,
+                        addr);
+    } else {
+        H3100_GUEST_ERR("read crossing the register file end, offset 0x%"
+                        HWADDR_PRIx " size %u", addr, size);
+    }
+    trace_h3100_mmio_read(addr, size, val);
+    return val;
+}
+
+static void h3100_mmio_write(void *opaque, hwaddr addr, uint64_t data,
+                             unsigned size)
+{
+    H3100State *s = opaque;
+    H3100MmioWrite w = { .s = s, .addr = addr, .data = data, .size = size };
+
+    trace_h3100_mmio_write(addr, size, data);
+    if ((addr & 3) || size < 4) {
+        H3100_GUEST_ERR("misaligned or sub-dword write, offset 0x%"
+                        HWADDR_PRIx " size %u, ignored", addr, size);
+        return;
+    }
+    if (addr >= H3100_DB_OFFSET) {
+        if (size != 4 ||
+            addr >= H3100_DB_OFFSET + (s->max_ioqpairs + 1) * 8) {
+            H3100_GUEST_ERR("doorbell write of size %u at 0x%" HWADDR_PRIx
+                            " outside the doorbells of %u queue pairs",
+                            size, addr, s->max_ioqpairs + 1);
+            if (size == 4) {
+                h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+            }
+            return;
+        }
+        h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+        return;
+    }
+    if (addr == NVME_REG_CC) {
+        h3100_write_cc(s, data);
+        if (size == 8) {
+            w.addr += 4;
+            w.data = data >> 32;
+            w.size = 4;
+            h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+        }
+        return;
+    }
+    if (size == 8 && addr != NVME_REG_ASQ && addr != NVME_REG_ACQ) {
+        /* a pair of 32-bit writes (CAP and reserved fields are RO) */
+        w.size = 4;
+        w.data = (uint32_t)data;
+        h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+        w.addr += 4;
+        w.data = data >> 32;
+        if (w.addr == NVME_REG_CC) {
+            h3100_write_cc(s, w.data);
+            return;
+        }
+        h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+        return;
+    }
+    h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+}
+
+const MemoryRegionOps h3100_mmio_ops = {
+    .read = h3100_mmio_read,
+    .write = h3100_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};

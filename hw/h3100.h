@@ -1,0 +1,386 @@
+/*
+ * DapuStor H3100 NVMe SSD: state shared by the device's source files
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Threading: all controller state (queues, requests, features, logs, the
+ * drive model) belongs to one AioContext, s->ctx: the main loop, or the
+ * IOThread given with iothread=.  MMIO handlers run with the BQL and hand
+ * their work to s->ctx (h3100_run_in_ctx); interrupts raised from an
+ * IOThread are delivered by a bottom half in the main loop.
+ */
+#ifndef HW_DAPUSTOR_H3100_H
+#define HW_DAPUSTOR_H3100_H
+
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "qemu/log.h"
+#include "qemu/queue.h"
+#include "qemu/thread.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "hw/pci/pci_device.h"
+#include "system/dma.h"
+#include "system/block-backend.h"
+#include "system/iothread.h"
+#include "block/nvme.h"
+
+#include "h3100/model.h"
+
+#define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
+OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
+
+#define H3100_PCI_VENDOR_ID         0x1e3b
+#define H3100_PCI_DEVICE_ID         0x1098
+#define H3100_PCI_SUBSYS_VENDOR_ID  0x1e3b
+#define H3100_PCI_REVISION          0x00
+#define H3100_IEEE_OUI              0x00e04c    /* estimate, see usage.md */
+
+#define H3100_NVME_VERSION          0x00010300  /* NVMe 1.3 */
+#define H3100_MQES                  1023        /* 0's based: 1024 entries */
+#define H3100_CAP_TO                20          /* 500 ms units: 10 s */
+#define H3100_MAX_QPAIRS_LIMIT      511
+#define H3100_NSID                  1
+#define H3100_AERL                  3           /* 0's based: 4 AERs */
+#define H3100_AER_QUEUE_MAX         64
+#define H3100_ERRLOG_ENTRIES        64
+#define H3100_FW_SLOTS              3
+#define H3100_FW_MAX_BYTES          (32 * MiB)
+#define H3100_FW_MAGIC              "H3FW"
+#define H3100_UNCOR_MAX             4096
+#define H3100_TEMP_K                313         /* 40 C, constant for now */
+#define H3100_WCTEMP_K              343
+#define H3100_CCTEMP_K              358
+#define H3100_EDSTT_MIN             10          /* extended self-test, min */
+#define H3100_SHORT_DST_NS          (30 * NANOSECONDS_PER_SECOND)
+#define H3100_IDLE_PERIOD_NS        (10 * SCALE_MS)
+#define H3100_HEALTH_EVERY          100         /* idle ticks per check */
+#define H3100_SQ_BATCH              64
+#define H3100_IRQ_WORDS             8           /* 512 vectors */
+
+#define H3100_REGS_SIZE             0x1000
+#define H3100_DB_OFFSET             0x1000
+#define H3100_DB_SIZE               0x1000
+#define H3100_MSIX_TABLE_OFFSET     0x2000
+#define H3100_MSIX_PBA_OFFSET       0x4000
+#define H3100_BAR0_SIZE             (32 * KiB)
+#define H3100_PM_CAP_OFFSET         0x60
+#define H3100_PCIE_CAP_OFFSET       0x80
+
+/* status codes newer than block/nvme.h or missing from it */
+#define H3100_SC_SANITIZE_IN_PROGRESS   0x001d
+#define H3100_SC_NS_WRITE_PROTECTED     0x0020
+#define H3100_SC_DST_IN_PROGRESS        0x011d
+
+#define H3100_ADM_CMD_SELF_TEST     0x14
+#define H3100_ADM_CMD_SANITIZE      0x84
+#define H3100_LOG_SELF_TEST         0x06
+#define H3100_LOG_SANITIZE          0x81
+#define H3100_FEAT_SANITIZE_CONFIG  0x17
+
+#define H3100_GUEST_ERR(fmt, ...) \
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
+                  ## __VA_ARGS__)
+
+typedef struct H3100State H3100State;
+typedef struct H3100SQueue H3100SQueue;
+typedef struct H3100CQueue H3100CQueue;
+
+typedef struct H3100Range {
+    uint64_t start;                   /* bytes */
+    uint64_t end;
+} H3100Range;
+
+typedef struct H3100Req {
+    H3100State *s;
+    H3100SQueue *sq;
+    NvmeCmd cmd;
+    NvmeCqe cqe;
+    uint16_t status;
+    QEMUSGList qsg;
+    bool has_qsg;
+    QEMUIOVector iov;                 /* bounce for compare */
+    void *buf;
+    BlockAIOCB *aiocb;
+    int aio_left;                     /* outstanding block requests */
+    bool io_done;
+    bool fua;
+    uint64_t done_ns;                 /* model time of the completion */
+    uint64_t offset;                  /* namespace bytes */
+    uint64_t bytes;
+    uint32_t nranges;                 /* DSM: ranges in buf */
+    uint32_t range_idx;               /* DSM: next range to zero */
+    QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
+    QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
+    bool pending;
+    bool posting;                     /* on its CQ's req_list */
+} H3100Req;
+
+struct H3100SQueue {
+    H3100State *s;
+    uint16_t sqid;
+    uint16_t cqid;
+    uint32_t head;
+    uint32_t tail;
+    uint32_t size;
+    uint64_t dma_addr;
+    uint64_t db_addr;                 /* shadow doorbell, 0 if none */
+    uint64_t ei_addr;                 /* event index */
+    QEMUBH *bh;
+    EventNotifier notifier;
+    bool ioeventfd;
+    bool deleting;
+    H3100Req *reqs;
+    QTAILQ_HEAD(, H3100Req) free_list;
+    QTAILQ_HEAD(, H3100Req) out_list;
+    QTAILQ_ENTRY(H3100SQueue) entry;  /* CQ's sq_list */
+};
+
+struct H3100CQueue {
+    H3100State *s;
+    uint16_t cqid;
+    uint16_t vector;
+    bool irq_enabled;
+    bool phase;
+    uint32_t head;
+    uint32_t tail;
+    uint32_t size;
+    uint64_t dma_addr;
+    uint64_t db_addr;
+    uint64_t ei_addr;
+    EventNotifier notifier;
+    bool ioeventfd;
+    QTAILQ_HEAD(, H3100Req) req_list;
+    QTAILQ_HEAD(, H3100SQueue) sq_list;
+};
+
+typedef struct H3100Vector {
+    H3100State *s;
+    uint16_t idx;
+    bool no_coalesce;                 /* Interrupt Vector Configuration CD */
+    uint32_t count;                   /* entries since the last interrupt */
+    QEMUTimer *timer;                 /* aggregation time */
+} H3100Vector;
+
+typedef struct H3100Features {
+    uint32_t arbitration;
+    uint32_t power_state;
+    uint16_t temp_over;
+    uint16_t temp_under;
+    uint32_t err_rec;
+    bool vwc;
+    uint32_t int_coalescing;
+    uint32_t aec;                     /* async event config */
+    bool write_atomicity_normal;      /* DN: AWUN/NAWUN do not apply */
+    uint64_t timestamp;               /* ms at ts_base */
+    int64_t ts_base;
+    uint32_t nq;                      /* as granted: NSQA | NCQA << 16 */
+} H3100Features;
+
+typedef struct H3100SelfTest {
+    uint8_t current;                  /* STC in progress, 0 = none */
+    uint32_t nsid;
+    int64_t start_ns;                 /* model time */
+    int64_t end_ns;
+    QEMUTimer *timer;
+    uint8_t results[20][28];          /* newest first */
+    unsigned nresults;
+} H3100SelfTest;
+
+typedef struct H3100Sanitize {
+    uint16_t sstat;
+    uint16_t sprog;
+    uint32_t scdw10;
+    uint32_t etbe;                    /* estimated block erase time, s */
+    bool active;
+    bool zeroing;
+    int64_t start_ns;
+    int64_t end_ns;
+    QEMUTimer *timer;
+} H3100Sanitize;
+
+typedef struct H3100Firmware {
+    char slot[H3100_FW_SLOTS + 1][8]; /* [1..3]; empty = no image */
+    uint8_t active;
+    uint8_t next;                     /* activated at next reset, 0 none */
+    uint8_t *image;
+    uint32_t image_len;
+} H3100Firmware;
+
+struct H3100State {
+    PCIDevice parent_obj;
+
+    /* properties */
+    BlockBackend *blk;
+    char *model_name;
+    char *capacity;
+    char *form_factor;
+    char *serial;
+    char *model_number;
+    char *firmware;
+    char *model_params;
+    bool timing;
+    bool vwc_present;
+    IOThread *iothread;
+    uint64_t seed;
+    uint32_t max_ioqpairs;
+    uint8_t mdts;
+    uint32_t lba_size;
+
+    /* identity */
+    H3100Config cfg;
+    uint16_t subsys_id;
+    char sn[21];
+    char mn[41];
+    NvmeIdCtrl id_ctrl;
+
+    /* PCI and registers */
+    MemoryRegion bar0;
+    MemoryRegion iomem;
+    NvmeBar bar;
+    uint32_t page_size;
+    uint32_t page_bits;
+    uint32_t max_prp_ents;
+    uint32_t irq_status;              /* INTx: vectors with entries */
+
+    /* contexts */
+    AioContext *ctx;
+    QEMUBH *irq_bh;                   /* main loop, IOThread mode only */
+    uint64_t *irq_pending;            /* MSI-X vectors to notify, bitmap */
+
+    /* the drive */
+    H3100Model *model;
+    QemuMutex model_lock;
+    int64_t time_base;                /* virtual ns at model time 0 */
+    uint64_t model_last;
+    uint64_t ns_bytes;                /* namespace size */
+    uint32_t lbads;                   /* log2 of the LBA size */
+    GArray *uncor;                    /* H3100Range, sorted, disjoint */
+    uint64_t media_errors;
+
+    /* queues */
+    H3100SQueue **sq;
+    H3100CQueue **cq;
+    H3100Vector *vec;
+    uint32_t nvec;
+    QTAILQ_HEAD(, H3100Req) pending;
+    QEMUTimer *cpl_timer;
+    QEMUTimer *idle_timer;
+    unsigned idle_ticks;
+    uint64_t dbbuf_dbs;
+    uint64_t dbbuf_eis;
+    bool dbbuf_enabled;
+    bool stopping;                    /* reset in progress: no new I/O */
+
+    /* admin state */
+    H3100Features feat;
+    H3100Req *aer_reqs[H3100_AERL + 1];
+    unsigned outstanding_aers;
+    NvmeAerResult aer_queue[H3100_AER_QUEUE_MAX];
+    unsigned aer_queued;
+    uint8_t aer_mask;                 /* event types awaiting log read */
+    uint8_t smart_warn_sent;          /* critical warning bits reported */
+    NvmeErrorLog errlog[H3100_ERRLOG_ENTRIES];
+    uint64_t error_count;
+    H3100Firmware fw;
+    H3100SelfTest dst;
+    H3100Sanitize san;
+    bool format_busy;
+};
+
+/* h3100-pci.c */
+void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
+uint64_t h3100_now(H3100State *s);
+int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns);
+H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
+                           uint64_t length, bool fua, uint32_t stream);
+void h3100_health(H3100State *s, H3100Health *h);
+void h3100_ctrl_reset(H3100State *s);
+void h3100_update_lbads(H3100State *s, uint32_t lbads);
+
+/* h3100-regs.c */
+extern const MemoryRegionOps h3100_mmio_ops;
+void h3100_regs_init(H3100State *s);
+
+/* h3100-queue.c */
+void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
+                   uint16_t sqid, uint16_t cqid, uint32_t size);
+void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
+                   uint16_t cqid, uint16_t vector, uint32_t size, bool ien);
+void h3100_sq_free(H3100State *s, H3100SQueue *sq);
+void h3100_cq_free(H3100State *s, H3100CQueue *cq);
+void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
+void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
+void h3100_req_complete(H3100Req *req);
+void h3100_req_post_now(H3100Req *req);
+void h3100_pending_drop(H3100State *s, H3100Req *req);
+void h3100_cpl_timer_cb(void *opaque);
+void h3100_irq_timer_cb(void *opaque);
+void h3100_irq_bh(void *opaque);
+void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
+void h3100_queues_reset(H3100State *s);
+void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
+                             H3100CQueue *cq);
+void h3100_queue_ioeventfd_stop(H3100State *s);
+
+/* h3100-dma.c */
+uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len);
+uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
+                           uint64_t len);
+uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
+                             uint64_t len);
+void h3100_req_unmap(H3100Req *req);
+
+/* h3100-admin.c */
+uint16_t h3100_admin_cmd(H3100State *s, H3100Req *req);
+void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
+                       uint8_t log);
+void h3100_aer_clear(H3100State *s, uint8_t type);
+void h3100_aer_reset(H3100State *s);
+
+/* h3100-identify.c */
+void h3100_id_ctrl_init(H3100State *s);
+uint16_t h3100_identify(H3100State *s, H3100Req *req);
+
+/* h3100-features.c */
+void h3100_features_init(H3100State *s);
+uint16_t h3100_get_features(H3100State *s, H3100Req *req);
+uint16_t h3100_set_features(H3100State *s, H3100Req *req);
+uint32_t h3100_coalesce_time_ns(H3100State *s);
+uint32_t h3100_coalesce_thr(H3100State *s);
+
+/* h3100-log.c */
+uint16_t h3100_get_log(H3100State *s, H3100Req *req);
+void h3100_error_log_add(H3100State *s, H3100Req *req);
+void h3100_health_check(H3100State *s);
+uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h);
+
+/* h3100-fw.c */
+void h3100_fw_init(H3100State *s);
+void h3100_fw_free(H3100State *s);
+void h3100_fw_reset(H3100State *s);
+uint16_t h3100_fw_download(H3100State *s, H3100Req *req);
+uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
+
+/* h3100-io.c */
+uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
+bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
+bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
+void h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
+
+/* h3100-maint.c */
+uint16_t h3100_format(H3100State *s, H3100Req *req);
+uint16_t h3100_sanitize(H3100State *s, H3100Req *req);
+uint16_t h3100_self_test(H3100State *s, H3100Req *req);
+uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req);
+void h3100_sanitize_timer_cb(void *opaque);
+void h3100_dst_timer_cb(void *opaque);
+void h3100_dst_abort(H3100State *s, uint8_t result);
+uint16_t h3100_self_test_log(H3100State *s, H3100Req *req, uint64_t off,
+                             uint64_t len);
+uint16_t h3100_sanitize_log(H3100State *s, H3100Req *req, uint64_t off,
+                            uint64_t len);
+
+#endif
