@@ -35,7 +35,14 @@ uint64_t cores_run(Cores *c, uint64_t t, uint64_t cost)
     uint64_t best_end = UINT64_MAX;
 
     for (uint32_t i = 0; i < c->n; i++) {
-        uint64_t end = cal_probe(&c->cal[i], t, cost);
+        const Calendar *cal = &c->cal[i];
+        uint64_t end;
+
+        if (!cal->len || cal->span[cal->len - 1].end <= t) {
+            best = i;                 /* idle from @t on: nothing beats it */
+            break;
+        }
+        end = cal_probe(cal, t, cost);
 
         if (end < best_end) {
             best_end = end;

@@ -64,7 +64,7 @@ static bool select_victim(Ftl *f)
     return true;
 }
 
-#define SCAN_PREFETCH 16u
+#define SCAN_PREFETCH 48u
 
 /*
  * Next valid slot of the victim at or after the cursor, or sps.  The

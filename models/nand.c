@@ -54,7 +54,7 @@ void nand_reset_time(Nand *n)
 
 static DieOp *op_at(DieQueue *q, uint32_t i)
 {
-    return &q->op[(q->head + i) % q->cap];
+    return &q->op[(q->head + i) & (q->cap - 1)];   /* cap: a power of two */
 }
 
 static void queue_push(DieQueue *q, uint64_t start, uint64_t end,
@@ -220,7 +220,7 @@ uint64_t nand_retire(Nand *n, uint64_t t)
 
         while (q->len && q->op[q->head].end <= t) {
             freed += q->op[q->head].host_bytes;
-            q->head = (q->head + 1) % q->cap;
+            q->head = (q->head + 1) & (q->cap - 1);
             q->len--;
         }
         if (q->len) {
@@ -239,7 +239,7 @@ uint64_t nand_next_host_done(const Nand *n)
         const DieQueue *q = &n->q[d];
 
         for (uint32_t i = 0; i < q->len; i++) {
-            const DieOp *op = &q->op[(q->head + i) % q->cap];
+            const DieOp *op = &q->op[(q->head + i) & (q->cap - 1)];
 
             if (op->host_bytes) {
                 best = tl_min(best, op->end);

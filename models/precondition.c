@@ -29,11 +29,19 @@ void h3100_progress_bar(void *label, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
-static bool parse_spec(const char *spec, bool *fill, double *rounds,
-                       GError **errp)
+/* "rand:N" fills first, as SNIA's preconditioning does; "overwrite:N"
+ * only adds random writes, to age a drive that already holds data. */
+static bool parse_rounds(const char *text, double *rounds)
 {
     char *end;
 
+    *rounds = g_ascii_strtod(text, &end);
+    return end != text && !*end && *rounds >= 0 && *rounds <= 1000;
+}
+
+static bool parse_spec(const char *spec, bool *fill, double *rounds,
+                       GError **errp)
+{
     *fill = false;
     *rounds = 0;
     if (!strcmp(spec, "none")) {
@@ -43,15 +51,16 @@ static bool parse_spec(const char *spec, bool *fill, double *rounds,
         *fill = true;
         return true;
     }
-    if (!strncmp(spec, "rand:", 5)) {
-        *rounds = g_ascii_strtod(spec + 5, &end);
-        if (end != spec + 5 && !*end && *rounds >= 0 && *rounds <= 1000) {
-            *fill = true;
-            return true;
-        }
+    if (!strncmp(spec, "rand:", 5) && parse_rounds(spec + 5, rounds)) {
+        *fill = true;
+        return true;
+    }
+    if (!strncmp(spec, "overwrite:", 10) && parse_rounds(spec + 10, rounds)) {
+        return true;
     }
     g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID,
-                "precondition '%s': expected none, seq or rand:N", spec);
+                "precondition '%s': expected none, seq, rand:N or "
+                "overwrite:N", spec);
     return false;
 }
 

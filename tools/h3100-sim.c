@@ -54,7 +54,7 @@ static GOptionEntry entries[] = {
     { "ramp", 0, 0, G_OPTION_ARG_STRING, &opt_ramp,
       "Simulated seconds run before measuring (default 0)", "T" },
     { "precondition", 0, 0, G_OPTION_ARG_STRING, &opt_precondition,
-      "seq|rand:N|none, at FTL speed (default none)", "SPEC" },
+      "none|seq|rand:N|overwrite:N, at FTL speed (default none)", "SPEC" },
     { "interval", 0, 0, G_OPTION_ARG_STRING, &opt_interval,
       "Print a row every T simulated seconds", "T" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &opt_seed,
