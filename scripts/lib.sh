@@ -11,6 +11,9 @@ H3100_QEMU_MIN=10.0
 # Model library + unit tests.  meson must be >= 1.5 (bookworm-backports on 12).
 H3100_PKGS_BASE=(build-essential gcc pkg-config meson ninja-build
                  libglib2.0-dev check gnuplot-nox ccache git)
+# The Linux guest's image (scripts/guest-image.sh): busybox and tools copied
+# from the host, the cloud kernel fetched with apt-get download.
+H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio)
 # Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Build (or reuse) the Linux guest used by the guest tests: Debian's cloud
+# kernel (NVMe built in) and a busybox initramfs holding the tools listed in
+# the recipe below, copied from the host's Debian packages with their shared
+# libraries.  Nothing is installed in the host's /boot.
+#
+#   scripts/guest-image.sh            build if the recipe changed; print the dir
+#   scripts/guest-image.sh --force    rebuild even if cached
+#   scripts/guest-image.sh --check    exit 0 if the cached image is current
+#
+# The image lives in ${H3100_CACHE:-~/.cache/dapustor-h3100}/guest/:
+#   vmlinuz, initramfs.cpio.gz, recipe (what it was built from).
+# It is rebuilt when this script or any package version in the recipe
+# changes.  Environment: H3100_CACHE, H3100_GUEST_KERNEL (kernel meta
+# package, default linux-image-cloud-amd64).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# --- recipe -----------------------------------------------------------------
+# Host packages whose files go into the initramfs (installed on the host with
+# apt when missing).  Later images add fio, e2fsprogs, xfsprogs, ...
+if ! declare -p H3100_PKGS_GUEST >/dev/null 2>&1; then
+    H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio)
+fi
+# Binaries copied with their libraries (ldd).  busybox supplies the shell,
+# dd, sha256sum, awk, poweroff, ...
+GUEST_BINS=(/bin/busybox /usr/sbin/nvme /usr/bin/lspci)
+# Plain data files copied as they are (skipped when absent).
+GUEST_DATA=(/usr/share/misc/pci.ids)
+KERNEL_META=${H3100_GUEST_KERNEL:-linux-image-cloud-amd64}
+
+GUEST_DIR=$H3100_CACHE/guest
+force=0
+check=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --force) force=1 ;;
+    --check) check=1 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) h3100_die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+
+say() { printf '[guest-image] %s\n' "$*" >&2; }
+
+# The concrete kernel package behind the meta package (newest candidate).
+kernel_pkg() {
+    apt-cache depends "$KERNEL_META" 2>/dev/null |
+        awk '/Depends: linux-image-/ { print $2; exit }'
+}
+
+pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
+
+ensure_host_pkgs() {
+    local missing=() p
+    for p in "${H3100_PKGS_GUEST[@]}"; do
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
+            missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing on the host: ${missing[*]}"
+        h3100_as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends "${missing[@]}" >&2
+    fi
+}
+
+# The recipe: this script's text, the kernel package and every guest
+# package with its version.  Its hash names the image.
+recipe() {
+    local kpkg=$1 p
+    printf 'script %s\n' "$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)"
+    printf 'kernel %s %s\n' "$kpkg" "$(apt-cache policy "$kpkg" |
+        awk '/Candidate:/ { print $2 }')"
+    for p in "${H3100_PKGS_GUEST[@]}"; do
+        printf 'pkg %s %s\n' "$p" "$(pkg_version "$p")"
+    done
+}
+
+# copy_file ROOT PATH: copy PATH (following symlinks) to the same path in ROOT.
+copy_file() {
+    local root=$1 f=$2
+    mkdir -p "$root$(dirname "$f")"
+    cp -L "$f" "$root$f"
+}
+
+# copy_bin ROOT PATH: copy an executable and every shared library it needs.
+copy_bin() {
+    local root=$1 bin=$2 lib
+    [ -e "$bin" ] || h3100_die "guest binary $bin not found on the host"
+    copy_file "$root" "$bin"
+    # ldd prints "name => /path (addr)" or "/path (addr)"; static: nothing.
+    while read -r lib; do
+        [ -e "$root$lib" ] || copy_file "$root" "$lib"
+    done < <(ldd "$bin" 2>/dev/null | awk '
+        $2 == "=>" && $3 ~ /^\// { print $3; next }
+        $1 ~ /^\// { print $1 }')
+}
+
+write_init() {
+    cat >"$1/init" <<'EOF'
+#!/bin/sh
+# dapustor-h3100 guest init: mount the basics, run /guest/run.sh with its
+# output framed by markers on the second serial port (ttyS1; the kernel's
+# console is ttyS0), power off.
+/bin/busybox --install -s
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /tmp /run /root
+mount -t tmpfs tmpfs /tmp
+up() { cut -d' ' -f1 /proc/uptime; }
+echo "h3100-guest: init at $(up) s" >/dev/console
+out=/dev/ttyS1
+[ -c "$out" ] || out=/dev/console
+stty -F "$out" raw -echo 2>/dev/null
+cmd=$(cat /proc/cmdline)
+wait_s=10
+case " $cmd " in *" h3100.wait="*) wait_s=${cmd##*h3100.wait=}; wait_s=${wait_s%% *} ;; esac
+# wait for the NVMe namespace if there is an NVMe PCI function (class
+# 010802); the driver probes asynchronously
+if grep -qs 0x010802 /sys/bus/pci/devices/*/class; then
+    i=0
+    while [ ! -e /dev/nvme0n1 ] && [ "$i" -lt $((wait_s * 10)) ]; do
+        sleep 0.1; i=$((i + 1))
+    done
+    [ -e /dev/nvme0n1 ] || echo "h3100-guest: no /dev/nvme0n1 after $wait_s s" >/dev/console
+fi
+cd /guest 2>/dev/null || cd /
+echo "h3100-guest: running /guest/run.sh at $(up) s" >/dev/console
+echo "===H3100-GUEST-BEGIN===" >"$out"
+if [ -f /guest/run.sh ]; then
+    sh /guest/run.sh </dev/null >"$out" 2>&1
+    rc=$?
+else
+    echo "no /guest/run.sh in the initramfs" >"$out"
+    rc=127
+fi
+echo "===H3100-GUEST-END rc=$rc===" >"$out"
+echo "h3100-guest: script exit $rc at $(up) s; powering off" >/dev/console
+sync
+poweroff -f
+EOF
+    chmod 755 "$1/init"
+}
+
+build() {
+    local kpkg=$1 rec=$2 work root deb p
+    work=$(mktemp -d "$GUEST_DIR/build.XXXXXX")
+    # shellcheck disable=SC2064  # expand now: $work is local
+    trap "rm -rf '$work'" EXIT
+    root=$work/root
+
+    # The kernel package is kept in debs/ (only the current one).
+    mkdir -p "$GUEST_DIR/debs"
+    deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" | head -n1)
+    if [ -z "$deb" ]; then
+        say "[1/4] downloading $kpkg"
+        # As root, apt's _apt user cannot write into our private dir.
+        local sandbox=()
+        [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+        (cd "$work" && apt-get "${sandbox[@]}" download "$kpkg" >&2) ||
+            h3100_die "apt-get download $kpkg failed"
+        rm -f "$GUEST_DIR"/debs/*.deb
+        mv "$work"/linux-image-*.deb "$GUEST_DIR/debs/"
+        deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" | head -n1)
+    else
+        say "[1/4] using $(basename "$deb")"
+    fi
+    say "[2/4] extracting the kernel ($(du -h "$deb" | cut -f1))"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
+    cp "$work"/boot/vmlinuz-* "$work/vmlinuz"
+
+    say "[3/4] assembling the initramfs: ${GUEST_BINS[*]}"
+    mkdir -p "$root"/usr/bin "$root"/usr/sbin "$root"/usr/lib "$root"/usr/lib64
+    for p in bin sbin lib lib64; do ln -s "usr/$p" "$root/$p"; done
+    mkdir -p "$root"/{proc,sys,dev,tmp,run,root,etc,guest,mnt}
+    for p in "${GUEST_BINS[@]}"; do copy_bin "$root" "$p"; done
+    ln -s busybox "$root/usr/bin/sh"
+    for p in "${GUEST_DATA[@]}"; do [ -e "$p" ] && copy_file "$root" "$p"; done
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+    echo 'root:x:0:' >"$root/etc/group"
+    printf '%s' "$rec" >"$root/etc/h3100-guest-recipe"
+    write_init "$root"
+
+    say "[4/4] packing (cpio + gzip)"
+    (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
+        cpio -o -H newc --quiet -R 0:0) | gzip -6 >"$work/initramfs.cpio.gz"
+
+    mv -f "$work/vmlinuz" "$GUEST_DIR/vmlinuz"
+    mv -f "$work/initramfs.cpio.gz" "$GUEST_DIR/initramfs.cpio.gz"
+    printf '%s' "$rec" >"$GUEST_DIR/recipe"
+    rm -rf "$work"
+    trap - EXIT
+    say "done: kernel $(du -h "$GUEST_DIR/vmlinuz" | cut -f1)," \
+        "initramfs $(du -h "$GUEST_DIR/initramfs.cpio.gz" | cut -f1)"
+}
+
+mkdir -p "$GUEST_DIR"
+# one builder at a time (guest-run.sh calls this script before every boot)
+exec 9>"$GUEST_DIR/.lock"
+flock 9
+kpkg=$(kernel_pkg)
+[ -n "$kpkg" ] || h3100_die "no kernel behind $KERNEL_META (apt-get update?)"
+if [ "$check" = 0 ]; then
+    ensure_host_pkgs
+fi
+rec=$(recipe "$kpkg")
+if [ "$force" = 0 ] && [ -f "$GUEST_DIR/recipe" ] && [ -f "$GUEST_DIR/vmlinuz" ] &&
+   [ -f "$GUEST_DIR/initramfs.cpio.gz" ] && [ "$(cat "$GUEST_DIR/recipe")" = "$rec" ]; then
+    [ "$check" = 1 ] || say "cached image is current ($GUEST_DIR)"
+    [ "$check" = 1 ] || printf '%s\n' "$GUEST_DIR"
+    exit 0
+fi
+[ "$check" = 0 ] || exit 1
+say "building the guest image in $GUEST_DIR"
+start=$SECONDS
+build "$kpkg" "$rec"
+say "built in $((SECONDS - start)) s"
+printf '%s\n' "$GUEST_DIR"

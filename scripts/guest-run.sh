@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Boot the Linux guest (scripts/guest-image.sh) with a dapustor-h3100 drive,
+# run a shell script inside it, and print what the script printed.
+#
+#   scripts/guest-run.sh [options] SCRIPT [-- QEMU-ARGS...]
+#
+#   --disk FILE         raw backing file for the H3100 (created sparse, 256M,
+#                       if missing); the namespace is sized to the file
+#   --no-disk           boot without the H3100
+#   --device-opts OPTS  -device options after drive=d0, replacing the default
+#                       model-params=user_bytes=<file size>
+#   --file PATH         also copy PATH into the guest's /guest/ (repeatable)
+#   --accel auto|kvm|tcg  default auto: KVM if a short probe boots, else TCG
+#   --icount            -icount shift=auto,sleep=off (virtual time from
+#                       instructions; implies TCG)
+#   --icount-shift N    -icount shift=N,sleep=off (fixed: repeatable timings)
+#   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
+#   --mem MB            guest RAM (default 1024)     --smp N   vCPUs (default 2)
+#   --timeout S         kill the guest after S seconds (default 300)
+#   --append ARGS       extra kernel command line
+#   --log FILE          keep the whole console log in FILE
+#   --verbose           stream the console to stderr while it runs
+#
+# The script runs as root under busybox sh in /guest (the initramfs), with
+# nvme-cli, lspci and busybox; the drive is /dev/nvme0 and /dev/nvme0n1.
+# Its output goes to the second serial port (ttyS1), framed by
+# ===H3100-GUEST-BEGIN=== / ===H3100-GUEST-END rc=N===, and is printed here
+# on stdout; the kernel's console (ttyS0) is kept apart.  The guest then
+# powers off.  Exit status: the script's, 124 on a time-out, 125 when the
+# guest did not finish the script (the console log and whatever the script
+# printed are then shown on stderr).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+accel=${H3100_ACCEL:-auto}
+disk=''
+use_disk=1
+devopts=''
+icount=0
+ishift=auto
+mem=1024
+smp=2
+tmo=300
+append=''
+keep_log=''
+verbose=0
+files=()
+script=''
+qemu_extra=()
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --disk) disk=$2; shift ;;
+    --no-disk) use_disk=0 ;;
+    --device-opts) devopts=$2; shift ;;
+    --file) files+=("$2"); shift ;;
+    --accel) accel=$2; shift ;;
+    --icount) icount=1 ;;
+    --icount-shift) icount=1; ishift=$2; shift ;;
+    --qemu) qemu=$2; shift ;;
+    --mem) mem=$2; shift ;;
+    --smp) smp=$2; shift ;;
+    --timeout) tmo=$2; shift ;;
+    --append) append=$2; shift ;;
+    --log) keep_log=$2; shift ;;
+    --verbose) verbose=1 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    --) shift; qemu_extra=("$@"); break ;;
+    -*) h3100_die "unknown option: $1 (try --help)" ;;
+    *) [ -z "$script" ] || h3100_die "one script only ($script, $1)"; script=$1 ;;
+    esac
+    shift
+done
+[ -n "$script" ] || h3100_die "usage: $0 [options] SCRIPT (try --help)"
+[ -f "$script" ] || h3100_die "no such script: $script"
+[ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
+[ "$use_disk" = 0 ] || [ -n "$disk" ] || h3100_die "--disk FILE or --no-disk"
+
+say() { printf '[guest-run] %s\n' "$*" >&2; }
+
+gdir=$("$H3100_PROJECT/scripts/guest-image.sh" 2> >(grep -v 'cached image is current' >&2))
+kernel=$gdir/vmlinuz
+initrd=$gdir/initramfs.cpio.gz
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-guest.XXXXXX")
+qpid=''
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+    if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+        kill "$qpid" 2>/dev/null || true
+        wait "$qpid" 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# common QEMU arguments (no accelerator)
+base_args=(-nodefaults -no-user-config -display none
+           -machine q35 -m "$mem" -smp "$smp" -no-reboot -kernel "$kernel")
+
+# --- accelerator ----------------------------------------------------------
+# KVM is used only when a guest really boots with it: on some hosts /dev/kvm
+# exists but guests hang.  The answer is cached per host boot and QEMU binary.
+kvm_works() {
+    [ -r /dev/kvm ] && [ -w /dev/kvm ] || return 1
+    local key cache=$gdir/kvm-probe out
+    key="$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) $(readlink -f "$qemu") $(stat -Lc %Y "$qemu")"
+    if [ -f "$cache" ] && [ "$(sed -n 1p "$cache")" = "$key" ]; then
+        [ "$(sed -n 2p "$cache")" = yes ]
+        return
+    fi
+    say "probing KVM (10 s at most)"
+    out=$(timeout -k 2 10 "$qemu" "${base_args[@]}" -accel kvm -initrd "$initrd" \
+        -serial null -serial stdio \
+        -append "console=ttyS0 panic=-1 h3100.wait=0" </dev/null 2>&1 || true)
+    local ok=no
+    case $out in *'===H3100-GUEST-END'*) ok=yes ;; esac
+    printf '%s\n%s\n' "$key" "$ok" >"$cache"
+    say "KVM $([ $ok = yes ] && echo works || echo 'does not boot a guest here; using TCG')"
+    [ $ok = yes ]
+}
+
+if [ "$icount" = 1 ]; then
+    [ "$accel" != kvm ] || h3100_die "--icount needs TCG, not KVM"
+    accel=tcg
+fi
+if [ "$accel" = auto ]; then
+    if kvm_works; then accel=kvm; else accel=tcg; fi
+fi
+accel_args=(-accel "$accel")
+[ "$accel" = kvm ] && accel_args+=(-cpu host)
+[ "$icount" = 1 ] && accel_args+=(-icount "shift=$ishift,sleep=off")
+
+# --- the initramfs: the cached image + a small archive with /guest ---------
+mkdir -p "$tmp/extra/guest"
+cp "$script" "$tmp/extra/guest/run.sh"
+for f in "${files[@]}"; do cp -L "$f" "$tmp/extra/guest/"; done
+cp "$initrd" "$tmp/initrd"
+# the next archive must start 4-byte aligned: pad the gzip member with zeros
+sz=$(stat -c %s "$tmp/initrd")
+truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
+(cd "$tmp/extra" && find . -mindepth 1 | LC_ALL=C sort |
+    cpio -o -H newc --quiet -R 0:0) >>"$tmp/initrd"
+
+# --- the drive ----------------------------------------------------------------
+dev_args=()
+if [ "$use_disk" = 1 ]; then
+    [ -e "$disk" ] || truncate -s 256M "$disk"
+    dsize=$(stat -Lc %s "$disk")
+    [ -n "$devopts" ] || devopts="model-params=user_bytes=$dsize"
+    dev_args=(-drive "file=$disk,if=none,id=d0,format=raw"
+              -device "dapustor-h3100,drive=d0,$devopts")
+fi
+
+log=$tmp/console.log
+gout=$tmp/guest.out
+: >"$log"
+: >"$gout"
+say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
+start=$SECONDS
+timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
+    -serial "file:$log" -serial "file:$gout" \
+    -initrd "$tmp/initrd" \
+    -append "console=ttyS0 panic=-1 $append" \
+    "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
+qpid=$!
+if [ "$verbose" = 1 ]; then
+    tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
+fi
+rc=0
+wait "$qpid" || rc=$?
+qpid=''
+elapsed=$((SECONDS - start))
+[ -z "$keep_log" ] || tr -d '\r' <"$log" >"$keep_log"
+
+end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
+if [ -z "$end" ]; then
+    if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        say "time-out after ${tmo}s; console log:"
+        rc=124
+    else
+        say "QEMU exited ($rc) before the guest script finished; console log:"
+        rc=125
+    fi
+    tr -d '\r' <"$log" | sed 's/^/  | /' >&2
+    say "QEMU's messages:"
+    sed 's/^/  | /' "$tmp/qemu.err" >&2
+    say "the script's output so far:"
+    tr -d '\r' <"$gout" | sed 's/^/  > /' >&2
+    exit "$rc"
+fi
+if [ -s "$tmp/qemu.err" ]; then
+    say "QEMU's messages:"
+    sed 's/^/  | /' "$tmp/qemu.err" >&2
+fi
+tr -d '\r' <"$gout" | sed -n '/^===H3100-GUEST-BEGIN===$/,/^===H3100-GUEST-END rc=/p' |
+    sed '1d;$d'
+grc=${end#===H3100-GUEST-END rc=}
+grc=${grc%%=*}
+say "guest finished in ${elapsed}s (script exit $grc)"
+exit "$grc"
