@@ -52,10 +52,3 @@ uint64_t link_from_host(Link *l, uint64_t t, uint64_t bytes)
     return cal_book(&l->to_dev, t + l->lt->dma_read_ns,
                     link_xfer_ns(l, bytes), l->present);
 }
-
-double link_payload_mbps(const Link *l)
-{
-    double eff = (double)l->lt->mps / (l->lt->mps + l->lt->tlp_overhead);
-
-    return eff * 1000.0 / l->ns_per_wire_byte;
-}

@@ -37,7 +37,4 @@ uint64_t link_to_host(Link *l, uint64_t t, uint64_t bytes);
 /* Fetch @bytes from host memory asked at @t (DMA read round trip). */
 uint64_t link_from_host(Link *l, uint64_t t, uint64_t bytes);
 
-/* Link payload rate in MB/s, for reports. */
-double link_payload_mbps(const Link *l);
-
 #endif

@@ -1,10 +1,7 @@
 /*
- * Busy-until timelines: the model's way of sharing a resource.
- *
- * Each resource (a NAND plane, a channel bus, a controller core, a PCIe
- * direction) remembers when it next becomes free.  A request reserves it
- * from max(arrival, free) for its service time, so queueing delay falls
- * out of the order requests are made in, at O(1) cost per request.
+ * Time arithmetic shared by the timing parts (nand.c, link.c, model.c).
+ * Resources remember when they are busy (a busy-until time, a die queue
+ * or a calendar); these helpers combine such times.
  */
 #ifndef H3100_TIMELINE_H
 #define H3100_TIMELINE_H
@@ -19,15 +16,6 @@ static inline uint64_t tl_max(uint64_t a, uint64_t b)
 static inline uint64_t tl_min(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
-}
-
-/* Reserve @busy for @len ns at or after @t; returns the end time. */
-static inline uint64_t tl_reserve(uint64_t *busy, uint64_t t, uint64_t len)
-{
-    uint64_t start = tl_max(t, *busy);
-
-    *busy = start + len;
-    return *busy;
 }
 
 /* Nanoseconds to move @bytes at @mbps (10^6 B/s), rounded up. */

@@ -23,9 +23,4 @@ void heap_destroy(Heap *h);
 void heap_push(Heap *h, uint64_t key, uint64_t value);
 bool heap_pop(Heap *h, HeapItem *out);
 
-static inline const HeapItem *heap_peek(const Heap *h)
-{
-    return h->len ? &h->items[0] : (const HeapItem *)0;
-}
-
 #endif

@@ -49,21 +49,6 @@ void hist_add(Hist *h, uint64_t v)
     h->bucket[bucket_of(v)]++;
 }
 
-void hist_merge(Hist *into, const Hist *from)
-{
-    into->count += from->count;
-    into->sum += from->sum;
-    if (from->max > into->max) {
-        into->max = from->max;
-    }
-    if (from->min < into->min) {
-        into->min = from->min;
-    }
-    for (uint32_t i = 0; i < HIST_BUCKETS; i++) {
-        into->bucket[i] += from->bucket[i];
-    }
-}
-
 double hist_mean(const Hist *h)
 {
     return h->count ? (double)h->sum / h->count : 0.0;

@@ -20,7 +20,6 @@ typedef struct Hist {
 
 void hist_reset(Hist *h);
 void hist_add(Hist *h, uint64_t v);
-void hist_merge(Hist *into, const Hist *from);
 double hist_mean(const Hist *h);
 /* Value at quantile @q (0..1): the midpoint of its bucket. */
 uint64_t hist_quantile(const Hist *h, double q);
