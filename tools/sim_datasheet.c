@@ -56,12 +56,14 @@ static void emit(Sheet *s, const char *profile, const Row *r)
     s->misses += !ok;
     if (s->json) {
         printf("%s  {\"metric\": \"%s\", \"capacity\": \"%s\", \"target\": "
-               "%.2f, \"model\": %.2f, \"error_pct\": %.2f, \"unit\": \"%s\"}",
+               "%.3f, \"model\": %.3f, \"error_pct\": %.2f, \"unit\": \"%s\"}",
                s->first ? "" : ",\n", r->metric, profile, r->target,
                r->model, err, r->unit);
     } else {
-        printf("%-12s %-22s %10.1f %10.1f %8.2f%% %s %s\n", profile,
-               r->metric, r->target, r->model, err, r->unit,
+        int digits = r->target < 10 ? 3 : 1;   /* WAF needs its decimals */
+
+        printf("%-12s %-22s %10.*f %10.*f %8.2f%% %s %s\n", profile,
+               r->metric, digits, r->target, digits, r->model, err, r->unit,
                ok ? "" : "  <-- off by more than 5%");
     }
     s->first = false;
