@@ -127,10 +127,10 @@ static void h3100_fill_smart(H3100State *s, NvmeSmartLog *l)
     h3100_u128(&l->controller_busy_time,
                h.core_busy_ns / MAX(s->cfg.ctrl.cores, 1) /
                (60 * NANOSECONDS_PER_SECOND));
-    h3100_u128(&l->power_cycles, 1);
-    h3100_u128(&l->power_on_hours,
-               h.now_ns / (3600 * NANOSECONDS_PER_SECOND));
-    h3100_u128(&l->unsafe_shutdowns, 0);
+    h3100_u128(&l->power_cycles, s->power_cycles);
+    h3100_u128(&l->power_on_hours, (s->power_on_base_ns + h.now_ns) /
+               (3600 * NANOSECONDS_PER_SECOND));
+    h3100_u128(&l->unsafe_shutdowns, s->unsafe_shutdowns);
     h3100_u128(&l->media_errors, s->media_errors);
     h3100_u128(&l->number_of_error_log_entries, s->error_count);
 }

@@ -318,14 +318,21 @@ static bool h3100_model_init(H3100State *s, Error **errp)
         error_setg(errp, "model-params: %s", gerr->message);
         return false;
     }
-    s->model = h3100_model_new(&s->cfg, &gerr);
-    if (!s->model) {
-        error_setg(errp, "drive model: %s", gerr->message);
-        return false;
+    if (s->state_path) {
+        if (!h3100_pstate_open(s, errp)) {
+            return false;
+        }
+    } else {
+        s->model = h3100_model_new(&s->cfg, &gerr);
+        if (!s->model) {
+            error_setg(errp, "drive model: %s", gerr->message);
+            return false;
+        }
     }
     s->cfg = *h3100_model_config(s->model);
     h3100_model_set_timing(s->model, s->timing);
     s->ns_bytes = s->cfg.geo.user_bytes;
+    s->power_cycles = 1;
 
     len = blk_getlength(s->blk);
     if (len < 0) {
@@ -483,9 +490,13 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
         !h3100_pci_init(s, errp)) {
         h3100_model_free(s->model);
         s->model = NULL;
+        g_clear_pointer(&s->pstate_blob, g_bytes_unref);
         return;
     }
     h3100_state_init(s);
+    if (s->state_path) {
+        h3100_pstate_apply(s);
+    }
 }
 
 static void h3100_free_timer(QEMUTimer **t)
@@ -518,6 +529,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     g_free(s->vec);
     g_free(s->sq);
     g_free(s->cq);
+    h3100_pstate_close(s);
     g_array_free(s->uncor, true);
     h3100_fw_free(s);
     h3100_model_free(s->model);
@@ -556,6 +568,9 @@ static const Property h3100_props[] = {
     DEFINE_PROP_UINT32("max-ioqpairs", H3100State, max_ioqpairs, 128),
     DEFINE_PROP_UINT8("mdts", H3100State, mdts, 5),
     DEFINE_PROP_UINT32("lba-size", H3100State, lba_size, 512),
+    DEFINE_PROP_STRING("state", H3100State, state_path),
+    DEFINE_PROP_UINT32("state-interval", H3100State, state_interval, 300),
+    DEFINE_PROP_BOOL("state-reset", H3100State, state_reset, false),
 };
 
 static const VMStateDescription h3100_vmstate = {

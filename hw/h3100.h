@@ -228,6 +228,9 @@ struct H3100State {
     uint32_t max_ioqpairs;
     uint8_t mdts;
     uint32_t lba_size;
+    char *state_path;                 /* state=FILE, NULL: not saved */
+    uint32_t state_interval;          /* checkpoint period, s; 0 = none */
+    bool state_reset;
 
     /* identity */
     H3100Config cfg;
@@ -259,6 +262,17 @@ struct H3100State {
     uint32_t lbads;                   /* log2 of the LBA size */
     GArray *uncor;                    /* H3100Range, sorted, disjoint */
     uint64_t media_errors;
+
+    /* persistent state (h3100-state.c) */
+    uint64_t power_on_base_ns;        /* earlier runs' power-on time */
+    uint64_t power_cycles;
+    uint64_t unsafe_shutdowns;
+    GBytes *pstate_blob;              /* device part, until applied */
+    bool pstate_was_dirty;
+    bool pstate_open;                 /* FILE in use: save at the end */
+    QEMUTimer *pstate_timer;          /* checkpoints, main loop */
+    pid_t pstate_child;               /* checkpoint being written */
+    Notifier pstate_exit;
 
     /* queues */
     H3100SQueue **sq;
@@ -363,6 +377,11 @@ void h3100_fw_free(H3100State *s);
 void h3100_fw_reset(H3100State *s);
 uint16_t h3100_fw_download(H3100State *s, H3100Req *req);
 uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
+
+/* h3100-state.c */
+bool h3100_pstate_open(H3100State *s, Error **errp);
+void h3100_pstate_apply(H3100State *s);
+void h3100_pstate_close(H3100State *s);
 
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);

@@ -9,6 +9,14 @@
  *   every index it reads, so a damaged file can never crash the model.
  *   Timing parameters are not part of the identity: a saved drive can be
  *   loaded with other timings.
+ *
+ * Version 2 (this one) adds, after the model's sections and inside the
+ * payload checksum, a front end's own state: a uint64_t length and that
+ * many opaque bytes (the QEMU device's counters, firmware slots and
+ * uncorrectable LBAs; zero bytes from h3100-sim).  The header's flags
+ * word (reserved, zero, in version 1) holds H3100_STATE_DIRTY: the file
+ * belongs to a drive that is running or did not stop cleanly.  Version 1
+ * files still load, with no extra state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +28,8 @@
 #include "model_priv.h"
 
 #define STATE_MAGIC "H3100ST\n"
-#define STATE_VERSION 1u
+#define STATE_VERSION 2u
+#define STATE_VERSION_MIN 1u
 
 typedef struct StateHeader {
     char magic[8];
@@ -33,8 +42,10 @@ typedef struct StateHeader {
     uint64_t user_bytes;
     uint32_t geo[8];
     uint32_t factory_bad_ppm;
-    uint32_t reserved;
+    uint32_t flags;                   /* H3100_STATE_DIRTY */
 } StateHeader;
+
+_Static_assert(sizeof(StateHeader) == 112, "the header is part of the format");
 
 typedef struct Stream {
     FILE *f;
@@ -152,9 +163,12 @@ static void save_payload(H3100Model *m, Stream *s)
     }
 }
 
-bool h3100_model_save(H3100Model *m, const char *path, GError **errp)
+bool h3100_model_save_with(H3100Model *m, const char *path,
+                           const void *extra, size_t extra_len,
+                           uint32_t flags, GError **errp)
 {
     g_autofree char *tmp = g_strdup_printf("%s.tmp", path);
+    uint64_t len = extra_len;
     StateHeader h;
     Stream s = { 0 };
 
@@ -166,10 +180,15 @@ bool h3100_model_save(H3100Model *m, const char *path, GError **errp)
         return false;
     }
     fill_identity(&h, &m->cfg);
+    h.flags = flags;
     if (fwrite(&h, sizeof(h), 1, s.f) != 1) {
         s.failed = true;
     }
     save_payload(m, &s);
+    PUT(&s, len);
+    if (extra_len) {
+        put(&s, extra, extra_len);
+    }
     h.payload_bytes = s.bytes;
     h.payload_crc = s.crc;
     h.header_crc = header_crc(&h);
@@ -188,6 +207,11 @@ bool h3100_model_save(H3100Model *m, const char *path, GError **errp)
         return false;
     }
     return true;
+}
+
+bool h3100_model_save(H3100Model *m, const char *path, GError **errp)
+{
+    return h3100_model_save_with(m, path, NULL, 0, 0, errp);
 }
 
 static bool corrupt(GError **errp, const char *path, const char *what)
@@ -250,7 +274,9 @@ static const char *load_payload(H3100Model *m, Stream *s)
     if (s->failed) {
         return "truncated counters";
     }
-    if (f->nfree > f->nsb || !sb_ok(f, f->victim) || f->ratio_den == 0) {
+    /* ratio_den is set with a victim: zero in a drive never reclaimed */
+    if (f->nfree > f->nsb || !sb_ok(f, f->victim) ||
+        (f->victim != FTL_NO_SB && f->ratio_den == 0)) {
         return "bad reclaim state";
     }
     for (uint32_t i = 0; i < FTL_STREAMS; i++) {
@@ -356,42 +382,76 @@ static const char *load_payload(H3100Model *m, Stream *s)
     return NULL;
 }
 
-H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
-                             GError **errp)
+/* Open @path and check its header; NULL (with @errp set) if it is bad. */
+static FILE *open_checked(const char *path, const char *mode, StateHeader *h,
+                          GError **errp)
 {
-    StateHeader h;
-    Stream s = { 0 };
-    H3100Model *m;
-    const char *bad;
-    int extra;
+    FILE *f = fopen(path, mode);
 
-    s.f = fopen(path, "rb");
-    if (!s.f) {
+    if (!f) {
         g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
                     "cannot open drive state '%s': %s", path,
                     g_strerror(errno));
         return NULL;
     }
-    if (fread(&h, sizeof(h), 1, s.f) != 1) {
-        fclose(s.f);
+    if (fread(h, sizeof(*h), 1, f) != 1) {
         corrupt(errp, path, "shorter than its header");
-        return NULL;
-    }
-    if (memcmp(h.magic, STATE_MAGIC, 8)) {
-        fclose(s.f);
+    } else if (memcmp(h->magic, STATE_MAGIC, 8)) {
         corrupt(errp, path, "not an H3100 drive state file");
-        return NULL;
-    }
-    if (h.version != STATE_VERSION) {
-        fclose(s.f);
+    } else if (h->version < STATE_VERSION_MIN || h->version > STATE_VERSION) {
         g_set_error(errp, H3100_ERROR, H3100_ERROR_MISMATCH,
                     "drive state '%s' has version %u; this build reads "
-                    "version %u", path, h.version, STATE_VERSION);
-        return NULL;
-    }
-    if (h.header_crc != header_crc(&h)) {
-        fclose(s.f);
+                    "versions %u to %u", path, h->version, STATE_VERSION_MIN,
+                    STATE_VERSION);
+    } else if (h->header_crc != header_crc(h)) {
         corrupt(errp, path, "header checksum mismatch");
+    } else {
+        return f;
+    }
+    fclose(f);
+    return NULL;
+}
+
+/* Version 2's extra section: NULL or the bad part. */
+static const char *load_extra(Stream *s, uint32_t version, GBytes **extra)
+{
+    uint64_t len = 0;
+    void *buf;
+
+    if (version >= 2) {
+        if (!GET(s, len)) {
+            return "truncated extra state";
+        }
+        if (len > s->limit) {
+            return "extra state longer than the file";
+        }
+    }
+    buf = g_malloc(len);
+    if (len && !get(s, buf, len)) {
+        g_free(buf);
+        return "truncated extra state";
+    }
+    if (extra) {
+        *extra = g_bytes_new_take(buf, len);
+    } else {
+        g_free(buf);
+    }
+    return NULL;
+}
+
+H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
+                                  GBytes **extra, uint32_t *flags,
+                                  GError **errp)
+{
+    g_autoptr(GBytes) blob = NULL;
+    StateHeader h;
+    Stream s = { 0 };
+    H3100Model *m;
+    const char *bad;
+    int tail;
+
+    s.f = open_checked(path, "rb", &h, errp);
+    if (!s.f) {
         return NULL;
     }
     if (!check_identity(&h, cfg, path, errp)) {
@@ -406,9 +466,12 @@ H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
     /* a fresh model holds no superblock tables yet; loading fills them */
     s.limit = h.payload_bytes;
     bad = load_payload(m, &s);
-    extra = fgetc(s.f);
+    if (!bad) {
+        bad = load_extra(&s, h.version, &blob);
+    }
+    tail = fgetc(s.f);
     fclose(s.f);
-    if (!bad && (s.limit || extra != EOF)) {
+    if (!bad && (s.limit || tail != EOF)) {
         bad = "length does not match its header";
     }
     if (!bad && s.crc != h.payload_crc) {
@@ -419,5 +482,39 @@ H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
         corrupt(errp, path, bad);
         return NULL;
     }
+    if (extra) {
+        *extra = g_steal_pointer(&blob);
+    }
+    if (flags) {
+        *flags = h.flags;
+    }
     return m;
+}
+
+H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
+                             GError **errp)
+{
+    return h3100_model_load_with(cfg, path, NULL, NULL, errp);
+}
+
+bool h3100_state_set_flags(const char *path, uint32_t flags, GError **errp)
+{
+    StateHeader h;
+    FILE *f = open_checked(path, "r+b", &h, errp);
+    bool ok;
+
+    if (!f) {
+        return false;
+    }
+    h.flags = flags;
+    h.header_crc = header_crc(&h);
+    ok = !fseek(f, 0, SEEK_SET) && fwrite(&h, sizeof(h), 1, f) == 1 &&
+         !fflush(f) && !fsync(fileno(f));
+    if (fclose(f) || !ok) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
+                    "cannot write drive state '%s': %s", path,
+                    g_strerror(errno ? errno : EIO));
+        return false;
+    }
+    return true;
 }

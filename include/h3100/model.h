@@ -150,4 +150,21 @@ bool h3100_model_save(H3100Model *m, const char *path, GError **errp);
 H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
                              GError **errp);
 
+/*
+ * The same file carrying a front end's own state (@extra, opaque to the
+ * model, inside the checksum) and flags.  H3100_STATE_DIRTY marks a file
+ * saved or opened by a drive that is still running: found on loading, it
+ * means the last run did not close the file cleanly.  Loading a file with
+ * no extra data gives an empty @extra.  @extra and @flags may be NULL.
+ */
+#define H3100_STATE_DIRTY 1u
+bool h3100_model_save_with(H3100Model *m, const char *path,
+                           const void *extra, size_t extra_len,
+                           uint32_t flags, GError **errp);
+H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
+                                  GBytes **extra, uint32_t *flags,
+                                  GError **errp);
+/* Rewrite the flags of a saved state in place (the header only). */
+bool h3100_state_set_flags(const char *path, uint32_t flags, GError **errp);
+
 #endif

@@ -3,8 +3,10 @@
  * file is refused with a clear error.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "h3100_test.h"
 
 static char *tmp_path(const char *name)
@@ -146,6 +148,149 @@ START_TEST(test_other_drive_refused)
 }
 END_TEST
 
+START_TEST(test_extra_and_flags)
+{
+    g_autofree char *path = tmp_path("extra");
+    static const char blob[] = "device state v1";
+    H3100Config cfg;
+    H3100Model *m = worn_model(&cfg), *back;
+    g_autoptr(GBytes) got = NULL;
+    H3100Health a, b;
+    GError *err = NULL;
+    uint32_t flags = 0;
+    gsize len;
+
+    ck_assert_msg(h3100_model_save_with(m, path, blob, sizeof(blob),
+                                        H3100_STATE_DIRTY, &err), "%s",
+                  err ? err->message : "");
+    back = h3100_model_load_with(&cfg, path, &got, &flags, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    ck_assert_uint_eq(flags, H3100_STATE_DIRTY);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_mem_eq(g_bytes_get_data(got, &len), blob, sizeof(blob));
+    ck_assert_uint_eq(len, sizeof(blob));
+    h3100_model_health(m, 0, &a);
+    h3100_model_health(back, 0, &b);
+    ck_assert_uint_eq(a.nand_write_bytes, b.nand_write_bytes);
+    ck_assert_uint_eq(a.block_erases, b.block_erases);
+    assert_invariants(back);
+    h3100_model_free(back);
+    g_clear_pointer(&got, g_bytes_unref);
+
+    /* clearing the flag rewrites the header only; the rest still checks */
+    ck_assert(h3100_state_set_flags(path, 0, NULL));
+    back = h3100_model_load_with(&cfg, path, &got, &flags, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    ck_assert_uint_eq(flags, 0);
+    ck_assert_uint_eq(g_bytes_get_size(got), sizeof(blob));
+    h3100_model_free(back);
+    g_clear_pointer(&got, g_bytes_unref);
+    /* the plain loader ignores the extra state */
+    back = h3100_model_load(&cfg, path, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    h3100_model_free(back);
+
+    /* a drive that never wrote loads too */
+    {
+        H3100Model *fresh = h3100_model_new(&cfg, NULL);
+
+        ck_assert(h3100_model_save(fresh, path, NULL));
+        h3100_model_free(fresh);
+        back = h3100_model_load(&cfg, path, &err);
+        ck_assert_msg(back, "%s", err ? err->message : "");
+        assert_invariants(back);
+        h3100_model_free(back);
+    }
+
+    /* a plain save has no extra state and no flags */
+    ck_assert(h3100_model_save(m, path, NULL));
+    back = h3100_model_load_with(&cfg, path, &got, &flags, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    ck_assert_uint_eq(flags, 0);
+    ck_assert_uint_eq(g_bytes_get_size(got), 0);
+    h3100_model_free(back);
+
+    /* damage in the extra state fails the payload checksum */
+    ck_assert(h3100_model_save_with(m, path, blob, sizeof(blob), 0, NULL));
+    damage(path, -4, 'f');
+    expect_refused(&cfg, path, "payload checksum");
+    /* a truncated extra state is refused */
+    ck_assert(h3100_model_save_with(m, path, blob, sizeof(blob), 0, NULL));
+    {
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        damage(path, st.st_size - 4, 't');
+    }
+    expect_refused(&cfg, path, "corrupt");
+    /* flags cannot be set on a file that fails its header checks */
+    damage(path, 0, 'f');
+    ck_assert(!h3100_state_set_flags(path, 0, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "not an H3100"));
+    g_clear_error(&err);
+    ck_assert(!h3100_state_set_flags("/nonexistent/dir/state", 0, NULL));
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
+/* Header fields as saved (see models/state.c). */
+#define HDR_VERSION     8
+#define HDR_CRC         12
+#define HDR_PAYLOAD     16
+#define HDR_PAYLOAD_CRC 24
+#define HDR_BYTES       112
+
+START_TEST(test_version1_loads)
+{
+    g_autofree char *path = tmp_path("v1");
+    g_autofree uint8_t *buf = NULL;
+    H3100Config cfg;
+    H3100Model *m = worn_model(&cfg), *back;
+    g_autoptr(GBytes) got = NULL;
+    H3100Health a, b;
+    GError *err = NULL;
+    uint32_t v, crc;
+    uint64_t payload;
+    gsize len;
+
+    /* a version 2 file with no extra state, less its length, is v1 */
+    ck_assert(h3100_model_save(m, path, NULL));
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    ck_assert_uint_gt(len, HDR_BYTES + 8);
+    memcpy(&v, buf + HDR_VERSION, 4);
+    ck_assert_uint_eq(v, 2);
+    len -= 8;
+    v = 1;
+    memcpy(buf + HDR_VERSION, &v, 4);
+    payload = len - HDR_BYTES;
+    memcpy(buf + HDR_PAYLOAD, &payload, 8);
+    crc = crc32c(buf + HDR_BYTES, payload);
+    memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
+    memset(buf + HDR_CRC, 0, 4);
+    crc = crc32c(buf, HDR_BYTES);
+    memcpy(buf + HDR_CRC, &crc, 4);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+
+    back = h3100_model_load_with(&cfg, path, &got, NULL, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    ck_assert_uint_eq(g_bytes_get_size(got), 0);
+    h3100_model_health(m, 0, &a);
+    h3100_model_health(back, 0, &b);
+    ck_assert_uint_eq(a.nand_write_bytes, b.nand_write_bytes);
+    assert_invariants(back);
+    h3100_model_free(back);
+
+    /* a later version is refused, naming it */
+    v = 3;
+    memcpy(buf + HDR_VERSION, &v, 4);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+    expect_refused(&cfg, path, "version 3");
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
     Suite *s = suite_create("state");
@@ -155,6 +300,8 @@ static Suite *state_suite(void)
     tcase_add_test(tc, test_round_trip);
     tcase_add_test(tc, test_corrupt_files_refused);
     tcase_add_test(tc, test_other_drive_refused);
+    tcase_add_test(tc, test_extra_and_flags);
+    tcase_add_test(tc, test_version1_loads);
     suite_add_tcase(s, tc);
     return s;
 }

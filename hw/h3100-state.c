@@ -1,0 +1,320 @@
+/*
+ * DapuStor H3100 NVMe SSD: persistent drive state (state=FILE)
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * FILE is the drive model's saved state (models/state.c, version 2: FTL
+ * map, block states, erase counts, bad blocks, counters) with the
+ * device's own state in the model file's extra section, inside its
+ * checksum.  The device part, little-endian:
+ *
+ *    0  char[4]     "H3DS"
+ *    4  u32         version (1)
+ *    8  u64         power-on time, ns, summed over every run
+ *   16  u64         power cycles (starts of the device)
+ *   24  u64         unsafe shutdowns
+ *   32  u64         error log entries (lifetime count)
+ *   40  u64         media errors
+ *   48  char[3][8]  firmware slots 1-3 (zeroes: empty)
+ *   72  u8          active slot (1-3)
+ *   73  u8          slot activated at the next start, 0 none
+ *   74  u16         reserved, 0
+ *   76  u32         N, uncorrectable ranges (<= H3100_UNCOR_MAX)
+ *   80  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *
+ * An empty extra section (a file saved by h3100-sim, or model state
+ * version 1) means a drive fresh from the factory: device defaults.
+ *
+ * Life of the file: at realize it is loaded (or created, if missing or
+ * with state-reset=on) and marked dirty (H3100_STATE_DIRTY in its
+ * header).  Checkpoints every state-interval seconds of virtual time
+ * save it, still dirty, from a forked child so the guest only waits for
+ * the fork.  A clean stop (QEMU exits or the device is unplugged) saves
+ * it clean.  A file found dirty at start-up was not closed cleanly: one
+ * more unsafe shutdown.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/main-loop.h"
+#include "system/system.h"
+#include "h3100.h"
+#include "trace.h"
+
+#define H3100_DS_MAGIC      "H3DS"
+#define H3100_DS_VERSION    1
+#define H3100_DS_HDR_BYTES  80
+
+/* The device's part of the file, from the live device. */
+static GByteArray *h3100_pstate_pack(H3100State *s)
+{
+    GByteArray *b = g_byte_array_sized_new(H3100_DS_HDR_BYTES +
+                                           s->uncor->len * 16);
+    uint8_t hdr[H3100_DS_HDR_BYTES] = { 0 };
+
+    memcpy(hdr, H3100_DS_MAGIC, 4);
+    stl_le_p(hdr + 4, H3100_DS_VERSION);
+    stq_le_p(hdr + 8, s->power_on_base_ns + h3100_now(s));
+    stq_le_p(hdr + 16, s->power_cycles);
+    stq_le_p(hdr + 24, s->unsafe_shutdowns);
+    stq_le_p(hdr + 32, s->error_count);
+    stq_le_p(hdr + 40, s->media_errors);
+    for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
+        memcpy(hdr + 48 + i * 8, s->fw.slot[i + 1], 8);
+    }
+    hdr[72] = s->fw.active;
+    hdr[73] = s->fw.next;
+    stl_le_p(hdr + 76, s->uncor->len);
+    g_byte_array_append(b, hdr, sizeof(hdr));
+    for (guint i = 0; i < s->uncor->len; i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+        uint8_t e[16];
+
+        stq_le_p(e, r->start);
+        stq_le_p(e + 8, r->end);
+        g_byte_array_append(b, e, sizeof(e));
+    }
+    return b;
+}
+
+/*
+ * Check the device's part of the file (@apply false) or copy it into the
+ * device (@apply true, once checked).  NULL or what is wrong with it.
+ */
+static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
+                                       bool apply)
+{
+    gsize len = 0;
+    const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
+    uint64_t prev_end = 0;
+    uint32_t n;
+    uint8_t active, next;
+
+    if (!len) {
+        return NULL;                  /* model state only: defaults */
+    }
+    if (len < H3100_DS_HDR_BYTES || memcmp(p, H3100_DS_MAGIC, 4)) {
+        return "no device state in its extra section";
+    }
+    if (ldl_le_p(p + 4) != H3100_DS_VERSION) {
+        return "unknown device state version";
+    }
+    active = p[72];
+    next = p[73];
+    n = ldl_le_p(p + 76);
+    if (!active || active > H3100_FW_SLOTS || next > H3100_FW_SLOTS ||
+        !p[48 + (active - 1) * 8] || (next && !p[48 + (next - 1) * 8])) {
+        return "bad firmware slots";
+    }
+    if (n > H3100_UNCOR_MAX || len != H3100_DS_HDR_BYTES + (gsize)n * 16) {
+        return "bad device state length";
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t start = ldq_le_p(p + H3100_DS_HDR_BYTES + i * 16);
+        uint64_t end = ldq_le_p(p + H3100_DS_HDR_BYTES + i * 16 + 8);
+
+        if (start >= end || start < prev_end || end > s->ns_bytes) {
+            return "bad uncorrectable ranges";
+        }
+        prev_end = end;
+        if (apply) {
+            H3100Range r = { .start = start, .end = end };
+
+            g_array_append_val(s->uncor, r);
+        }
+    }
+    if (!apply) {
+        return NULL;
+    }
+    s->power_on_base_ns = ldq_le_p(p + 8);
+    s->power_cycles = ldq_le_p(p + 16);
+    s->unsafe_shutdowns = ldq_le_p(p + 24);
+    s->error_count = ldq_le_p(p + 32);
+    s->media_errors = ldq_le_p(p + 40);
+    for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
+        memcpy(s->fw.slot[i + 1], p + 48 + i * 8, 8);
+    }
+    /* a restart is a reset: a pending activation takes effect */
+    s->fw.active = next ? next : active;
+    s->fw.next = 0;
+    return NULL;
+}
+
+/*
+ * Realize: load FILE (or start fresh and create it) and mark it in use.
+ * Sets s->model; the device's part is applied by h3100_pstate_apply.
+ */
+bool h3100_pstate_open(H3100State *s, Error **errp)
+{
+    g_autoptr(GError) gerr = NULL;
+    uint32_t flags = 0;
+    const char *bad;
+
+    if (s->state_interval > 24 * 3600) {
+        error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
+                   s->state_interval);
+        return false;
+    }
+    if (!s->state_reset && g_file_test(s->state_path, G_FILE_TEST_EXISTS)) {
+        s->model = h3100_model_load_with(&s->cfg, s->state_path,
+                                         &s->pstate_blob, &flags, &gerr);
+        if (!s->model) {
+            error_setg(errp, "%s (state-reset=on starts a fresh drive)",
+                       gerr->message);
+            return false;
+        }
+        bad = h3100_pstate_unpack(s, s->pstate_blob, false);
+        if (bad) {
+            error_setg(errp, "drive state '%s' is corrupt: %s "
+                       "(state-reset=on starts a fresh drive)",
+                       s->state_path, bad);
+            return false;
+        }
+        if (!h3100_state_set_flags(s->state_path, H3100_STATE_DIRTY,
+                                   &gerr)) {
+            error_setg(errp, "%s", gerr->message);
+            return false;
+        }
+        s->pstate_was_dirty = flags & H3100_STATE_DIRTY;
+        trace_h3100_pstate_load(s->state_path, s->pstate_was_dirty);
+    } else {
+        s->model = h3100_model_new(&s->cfg, &gerr);
+        if (!s->model) {
+            error_setg(errp, "drive model: %s", gerr->message);
+            return false;
+        }
+        /* a fresh drive: device defaults, and the file is in use now */
+        if (!h3100_model_save_with(s->model, s->state_path, NULL, 0,
+                                   H3100_STATE_DIRTY, &gerr)) {
+            error_setg(errp, "%s", gerr->message);
+            return false;
+        }
+        trace_h3100_pstate_fresh(s->state_path);
+    }
+    return true;
+}
+
+static void h3100_pstate_exit_notify(Notifier *n, void *data)
+{
+    H3100State *s = container_of(n, H3100State, pstate_exit);
+
+    h3100_pstate_close(s);
+}
+
+/* Reap the checkpoint child; @wait: block until it is done. */
+static bool h3100_pstate_reap(H3100State *s, bool wait)
+{
+    int status;
+    pid_t r;
+
+    if (s->pstate_child <= 0) {
+        return true;
+    }
+    do {
+        r = waitpid(s->pstate_child, &status, wait ? 0 : WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) {
+        return false;
+    }
+    if (r == s->pstate_child &&
+        (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+        warn_report("%s: checkpoint of drive state '%s' failed",
+                    TYPE_DAPUSTOR_H3100, s->state_path);
+    }
+    trace_h3100_pstate_checkpoint_done(r == s->pstate_child ? status : -1);
+    s->pstate_child = 0;
+    return true;
+}
+
+static void h3100_pstate_checkpoint_fn(void *opaque)
+{
+    H3100State *s = opaque;
+    g_autoptr(GByteArray) dev = h3100_pstate_pack(s);
+    g_autoptr(GError) gerr = NULL;
+    pid_t pid;
+
+    qemu_mutex_lock(&s->model_lock);
+    pid = fork();
+    if (pid == 0) {
+        /* the child: a copy-on-write snapshot of the model */
+        bool ok = h3100_model_save_with(s->model, s->state_path, dev->data,
+                                        dev->len, H3100_STATE_DIRTY, NULL);
+
+        _exit(ok ? 0 : 1);
+    }
+    if (pid < 0) {
+        /* no fork: save here, the guest waits */
+        if (!h3100_model_save_with(s->model, s->state_path, dev->data,
+                                   dev->len, H3100_STATE_DIRTY, &gerr)) {
+            warn_report("%s: checkpoint: %s", TYPE_DAPUSTOR_H3100,
+                        gerr->message);
+        }
+        pid = 0;
+    }
+    qemu_mutex_unlock(&s->model_lock);
+    s->pstate_child = pid;
+    trace_h3100_pstate_checkpoint(s->state_path, pid);
+}
+
+static void h3100_pstate_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+
+    /* one checkpoint at a time: a slow one skips the next */
+    if (h3100_pstate_reap(s, false)) {
+        h3100_run_in_ctx(s, h3100_pstate_checkpoint_fn, s);
+    }
+    timer_mod(s->pstate_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)s->state_interval * NANOSECONDS_PER_SECOND);
+}
+
+/* After h3100_state_init: the device's part, checkpoints, exit hook. */
+void h3100_pstate_apply(H3100State *s)
+{
+    s->power_cycles = 0;
+    h3100_pstate_unpack(s, s->pstate_blob, true);
+    g_clear_pointer(&s->pstate_blob, g_bytes_unref);
+    s->power_cycles++;
+    if (s->pstate_was_dirty) {
+        s->unsafe_shutdowns++;
+    }
+    s->pstate_open = true;
+    s->pstate_exit.notify = h3100_pstate_exit_notify;
+    qemu_add_exit_notifier(&s->pstate_exit);
+    if (s->state_interval) {
+        s->pstate_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                       h3100_pstate_timer_cb, s);
+        timer_mod(s->pstate_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  (int64_t)s->state_interval * NANOSECONDS_PER_SECOND);
+    }
+}
+
+/* A clean stop: wait for a checkpoint, save FILE and mark it clean. */
+void h3100_pstate_close(H3100State *s)
+{
+    g_autoptr(GByteArray) dev = NULL;
+    g_autoptr(GError) gerr = NULL;
+    bool ok;
+
+    if (!s->pstate_open) {
+        return;
+    }
+    s->pstate_open = false;
+    qemu_remove_exit_notifier(&s->pstate_exit);
+    if (s->pstate_timer) {
+        timer_free(s->pstate_timer);
+        s->pstate_timer = NULL;
+    }
+    h3100_pstate_reap(s, true);
+    dev = h3100_pstate_pack(s);
+    qemu_mutex_lock(&s->model_lock);
+    ok = h3100_model_save_with(s->model, s->state_path, dev->data, dev->len,
+                               0, &gerr);
+    qemu_mutex_unlock(&s->model_lock);
+    if (!ok) {
+        error_report("%s: %s", TYPE_DAPUSTOR_H3100, gerr->message);
+    }
+    trace_h3100_pstate_save(s->state_path, ok);
+}

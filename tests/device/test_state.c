@@ -1,0 +1,336 @@
+/*
+ * Persistent drive state (state=FILE): wear, counters and device state
+ * survive a restart; damaged or foreign files are refused with one
+ * error line; an unclean stop counts an unsafe shutdown; state-reset=on
+ * starts fresh; a file saved by the model library (as h3100-sim --save
+ * does) loads.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dev.h"
+
+/* A small geometry where preconditioning wears the blocks. */
+#define ST_PARAMS "user_bytes=256M,dies_per_channel=1,blocks_per_plane=64," \
+                  "spare_blocks_per_plane=4,pages_per_block=48,rated_pe=10"
+#define HOUR_NS   (3600 * 1000000000LL)
+
+/* SMART / health log fields */
+#define SMART_PCT_USED      5
+#define SMART_DUW           48
+#define SMART_HOST_WRITES   80
+#define SMART_POWER_CYCLES  112
+#define SMART_POH           128
+#define SMART_UNSAFE        144
+#define SMART_ERRORS        176
+
+static char *state_file(const char *name)
+{
+    return g_strdup_printf("%s/%s", qt_tmpdir(), name);
+}
+
+static Dev *st_launch(const char *path, const char *opts)
+{
+    g_autofree char *o = g_strdup_printf(",state=%s%s", path, opts);
+
+    return dev_launch(ST_PARAMS, o, "");
+}
+
+static void st_enable(Dev *d)
+{
+    nh_enable(d->h, 32);
+    nh_probe(d->h);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+}
+
+static void smart(Dev *d, uint8_t *log)
+{
+    ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, log, 512, 0), 0,
+              "SMART log");
+}
+
+static H3100Model *st_model(void)
+{
+    return dev_model_new("h3100-3.2t", ST_PARAMS, false);
+}
+
+/* Load @path with the library; returns its flags and extra length. */
+static H3100Model *st_load(const char *path, uint32_t *flags, gsize *extra)
+{
+    H3100Model *cfgm = st_model();
+    H3100Config cfg = *h3100_model_config(cfgm);
+    g_autoptr(GBytes) blob = NULL;
+    GError *err = NULL;
+    H3100Model *m;
+
+    h3100_model_free(cfgm);
+    m = h3100_model_load_with(&cfg, path, &blob, flags, &err);
+    ck_assert_msg(m, "%s", err ? err->message : "");
+    *extra = g_bytes_get_size(blob);
+    return m;
+}
+
+/* A worn drive as h3100-sim --precondition rand:2 --save FILE makes it. */
+static void sim_save(const char *path, H3100Health *h)
+{
+    H3100Model *m = st_model();
+    GError *err = NULL;
+
+    ck_assert(h3100_model_precondition(m, "rand:2", 1, NULL, NULL, &err));
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    h3100_model_health(m, 0, h);
+    h3100_model_free(m);
+}
+
+START_TEST(test_survives_restart)
+{
+    g_autofree char *path = state_file("restart.h3s");
+    g_autofree uint8_t *data = g_malloc(128 * 1024);
+    uint8_t a[512], b[512], log[512];
+    H3100Model *m;
+    uint32_t flags;
+    gsize extra;
+    Dev *d;
+
+    d = st_launch(path, ",state-interval=0");
+    qt_clock_step(d->qt, 2 * HOUR_NS + 1000000000LL);
+    st_enable(d);
+    nh_pattern(data, 128 * 1024, 7);
+    for (unsigned i = 0; i < 16; i++) {
+        ck_status(nh_write(d->h, d->q, i * 256, data, 128 * 1024), 0,
+                  "write %u", i);
+    }
+    /* one error log entry */
+    ck_assert(nh_get_log(d->h, 0x7f, 0xffffffff, log, 64, 0) != 0);
+    smart(d, a);
+    dev_close(d);
+
+    ck_assert_uint_eq(le64_at(a, SMART_POH), 2);
+    ck_assert_uint_eq(le64_at(a, SMART_POWER_CYCLES), 1);
+    ck_assert_uint_eq(le64_at(a, SMART_UNSAFE), 0);
+    ck_assert_uint_eq(le64_at(a, SMART_ERRORS), 1);
+    ck_assert_uint_eq(le64_at(a, SMART_HOST_WRITES), 16);
+    ck_assert_uint_gt(le64_at(a, SMART_DUW), 0);
+
+    /* closed cleanly, with the device's part */
+    m = st_load(path, &flags, &extra);
+    ck_assert_uint_eq(flags, 0);
+    ck_assert_uint_ge(extra, 80);
+    h3100_model_free(m);
+
+    d = st_launch(path, ",state-interval=0");
+    qt_clock_step(d->qt, HOUR_NS + HOUR_NS / 2);
+    st_enable(d);
+    smart(d, b);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(b, SMART_POH), 3);
+    ck_assert_uint_eq(le64_at(b, SMART_POWER_CYCLES), 2);
+    ck_assert_uint_eq(le64_at(b, SMART_UNSAFE), 0);
+    ck_assert_uint_eq(le64_at(b, SMART_ERRORS), 1);
+    ck_assert_uint_eq(le64_at(b, SMART_DUW), le64_at(a, SMART_DUW));
+    ck_assert_uint_eq(le64_at(b, SMART_HOST_WRITES), 16);
+    ck_assert_uint_eq(b[SMART_PCT_USED], a[SMART_PCT_USED]);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_sim_file_loads)
+{
+    g_autofree char *path = state_file("sim.h3s");
+    uint8_t log[512];
+    H3100Health h;
+    Dev *d;
+
+    sim_save(path, &h);
+    ck_assert_uint_gt(h.percentage_used, 0);
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(log[SMART_PCT_USED], MIN(h.percentage_used, 255));
+    ck_assert_uint_eq(le64_at(log, SMART_DUW),
+                      (h.host_write_bytes + 511999) / 512000);
+    ck_assert_uint_eq(le64_at(log, SMART_HOST_WRITES), h.host_write_cmds);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 1);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 0);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_dirty_counts_unsafe)
+{
+    g_autofree char *path = state_file("dirty.h3s");
+    uint8_t log[512];
+    Dev *d;
+
+    d = st_launch(path, "");
+    dev_close(d);
+    /* what a killed QEMU leaves: the file still marked in use */
+    ck_assert(h3100_state_set_flags(path, H3100_STATE_DIRTY, NULL));
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 1);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 2);
+    /* a clean stop in between: no more */
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 1);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 3);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_checkpoint)
+{
+    g_autofree char *path = state_file("ckpt.h3s");
+    g_autofree char *saved = state_file("ckpt-crash.h3s");
+    g_autofree uint8_t *data = g_malloc(128 * 1024);
+    g_autofree char *buf = NULL;
+    uint8_t a[512], b[512];
+    H3100Health h = { 0 };
+    uint32_t flags = 0;
+    gsize extra = 0, len;
+    Dev *d;
+
+    d = st_launch(path, ",state-interval=1");
+    st_enable(d);
+    nh_pattern(data, 128 * 1024, 3);
+    for (unsigned i = 0; i < 8; i++) {
+        ck_status(nh_write(d->h, d->q, i * 256, data, 128 * 1024), 0,
+                  "write %u", i);
+    }
+    smart(d, a);
+    /* a checkpoint is written by a child while QEMU runs on */
+    qt_clock_step(d->qt, 1100000000LL);
+    for (int i = 0; i < 1000 && !h.host_write_cmds; i++) {
+        H3100Model *m;
+
+        g_usleep(10000);
+        m = st_load(path, &flags, &extra);
+        h3100_model_health(m, 0, &h);
+        h3100_model_free(m);
+    }
+    ck_assert_uint_eq(h.host_write_cmds, 8);
+    ck_assert_uint_eq(flags, H3100_STATE_DIRTY);
+    ck_assert_uint_ge(extra, 80);
+    /* keep what a crash now would leave */
+    ck_assert(g_file_get_contents(path, &buf, &len, NULL));
+    ck_assert(g_file_set_contents(saved, buf, len, NULL));
+    dev_close(d);
+
+    ck_assert_int_eq(rename(saved, path), 0);
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, b);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(b, SMART_UNSAFE), 1);
+    ck_assert_uint_eq(le64_at(b, SMART_HOST_WRITES), 8);
+    ck_assert_uint_eq(le64_at(b, SMART_DUW), le64_at(a, SMART_DUW));
+    unlink(path);
+}
+END_TEST
+
+START_TEST(test_reset_starts_fresh)
+{
+    g_autofree char *path = state_file("reset.h3s");
+    uint8_t log[512];
+    H3100Health h;
+    Dev *d;
+
+    sim_save(path, &h);
+    d = st_launch(path, ",state-reset=on");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(log[SMART_PCT_USED], 0);
+    ck_assert_uint_eq(le64_at(log, SMART_DUW), 0);
+    /* the file now holds the fresh drive */
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(log[SMART_PCT_USED], 0);
+    ck_assert_uint_eq(le64_at(log, SMART_DUW), 0);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 2);
+    unlink(path);
+}
+END_TEST
+
+static void expect_one_line(const char *path, const char *opts,
+                            const char *params, const char *word)
+{
+    g_autofree char *img = qt_backing_file("disk.img", DEV_NS_BYTES, "raw");
+    g_autofree char *err = NULL;
+    g_auto(GStrv) lines = NULL;
+    g_auto(GStrv) parts = g_strsplit(params, ",", 0);
+    g_autofree char *mp = g_strjoinv(",,", parts);
+    unsigned n = 0;
+
+    ck_assert_msg(qt_start_fails(&err, "-drive file=%s,if=none,id=d0,"
+                                 "format=raw -device 'dapustor-h3100,"
+                                 "drive=d0,model-params=%s,state=%s%s'",
+                                 img, mp, path, opts),
+                  "QEMU started with a bad state file: %s", err);
+    lines = g_strsplit(err, "\n", 0);
+    for (unsigned i = 0; lines[i]; i++) {
+        n += *g_strstrip(lines[i]) != 0;
+    }
+    ck_assert_msg(n == 1, "%u lines of errors, expected one:\n%s", n, err);
+    ck_assert_msg(strstr(err, word), "error lacks '%s': %s", word, err);
+    unlink(img);
+}
+
+START_TEST(test_bad_files_refused)
+{
+    g_autofree char *path = state_file("bad.h3s");
+    g_autofree char *buf = NULL;
+    H3100Health h;
+    gsize len;
+
+    sim_save(path, &h);
+    ck_assert(g_file_get_contents(path, &buf, &len, NULL));
+    /* a flipped byte in the middle */
+    buf[len / 2] ^= 0x5a;
+    ck_assert(g_file_set_contents(path, buf, len, NULL));
+    expect_one_line(path, "", ST_PARAMS, "corrupt");
+    /* truncated */
+    buf[len / 2] ^= 0x5a;
+    ck_assert(g_file_set_contents(path, buf, len - 100, NULL));
+    expect_one_line(path, "", ST_PARAMS, "corrupt");
+    /* another capacity */
+    ck_assert(g_file_set_contents(path, buf, len, NULL));
+    expect_one_line(path, "", "user_bytes=128M,dies_per_channel=1,"
+                    "blocks_per_plane=64,spare_blocks_per_plane=4,"
+                    "pages_per_block=48", "another drive");
+    /* not a state file */
+    ck_assert(g_file_set_contents(path, "hello", 5, NULL));
+    expect_one_line(path, "", ST_PARAMS, "corrupt");
+    /* a bad interval */
+    expect_one_line(path, ",state-reset=on,state-interval=100000", ST_PARAMS,
+                    "state-interval");
+    unlink(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("state");
+    TCase *tc = dev_tcase(s, "state");
+
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_survives_restart);
+    tcase_add_test(tc, test_sim_file_loads);
+    tcase_add_test(tc, test_dirty_counts_unsafe);
+    tcase_add_test(tc, test_checkpoint);
+    tcase_add_test(tc, test_reset_starts_fresh);
+    tcase_add_test(tc, test_bad_files_refused);
+    return dev_main(s);
+}
