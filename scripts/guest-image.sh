@@ -7,6 +7,8 @@
 #   scripts/guest-image.sh            build if the recipe changed; print the dir
 #   scripts/guest-image.sh --force    rebuild even if cached
 #   scripts/guest-image.sh --check    exit 0 if the cached image is current
+#   scripts/guest-image.sh --flavour sql   the image with MariaDB + sysbench
+#                                     (scripts/sql-bench.sh), in guest-sql/
 #
 # The image lives in ${H3100_CACHE:-~/.cache/dapustor-h3100}/guest/:
 #   vmlinuz, initramfs.cpio.gz, recipe (what it was built from).
@@ -30,13 +32,93 @@ GUEST_BINS=(/bin/busybox /usr/sbin/nvme /usr/bin/lspci)
 GUEST_DATA=(/usr/share/misc/pci.ids)
 KERNEL_META=${H3100_GUEST_KERNEL:-linux-image-cloud-amd64}
 
+# --- recipe additions for the guest tests (tests/guest/, issue 4 item 2) ----
+# fio (libaio + io_uring engines built in), e2fsprogs (mke2fs/mkfs.ext4,
+# e2fsck), xfsprogs (mkfs.xfs, xfs_repair).  XFS is a module in Debian's cloud
+# kernel (ext4 is built in): GUEST_KMODS are paths inside the kernel package's
+# lib/modules/VERSION/, in load order; they go to the same place in the
+# initramfs and are listed in /etc/h3100-kmods (tests insmod them).
+for _p in fio e2fsprogs xfsprogs; do
+    case " ${H3100_PKGS_GUEST[*]} " in *" $_p "*) ;; *) H3100_PKGS_GUEST+=("$_p") ;; esac
+done
+unset _p
+GUEST_BINS+=(/usr/bin/fio /usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
+             /usr/sbin/mkfs.xfs /usr/sbin/xfs_repair)
+GUEST_DATA+=(/etc/mke2fs.conf)
+GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko)
+# copy_kmods ROOT DEB: unpack GUEST_KMODS from the kernel package into ROOT.
+copy_kmods() {
+    local root=$1 deb=$2 m pats=()
+    [ ${#GUEST_KMODS[@]} -gt 0 ] || return 0
+    for m in "${GUEST_KMODS[@]}"; do pats+=("./lib/modules/*/$m"); done
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root/usr" --wildcards "${pats[@]}"
+    for m in "${GUEST_KMODS[@]}"; do
+        ls "$root"/usr/lib/modules/*/"$m"
+    done | sed "s|^$root||" >"$root/etc/h3100-kmods"
+}
+# --- end of the guest tests' additions ---------------------------------------
+
+# --- recipe additions for the SQL workload (scripts/sql-bench.sh, issue 4
+# item 3): used ONLY by the 'sql' flavour (`--flavour sql`, cached apart in
+# $H3100_CACHE/guest-sql/), so the default image stays small.  MariaDB's
+# server, client and the files its bootstrap needs (English errmsg.sys,
+# charsets, the system-table SQL; no help tables, no sys schema), and
+# sysbench with its Lua scripts; about 10 MB more gzipped.  Installing
+# mariadb-server on a host that did not have it would start (and enable) a
+# MariaDB service there: sql_host_pkgs stops and disables it again.
+if ! declare -p H3100_PKGS_GUEST_SQL >/dev/null 2>&1; then
+    H3100_PKGS_GUEST_SQL=(mariadb-server mariadb-client sysbench)
+fi
+GUEST_BINS_SQL=(/usr/sbin/mariadbd /usr/bin/mariadb /usr/bin/sysbench)
+sql_data_files() {   # evaluated after the host packages are installed
+    printf '%s\n' /usr/share/mysql/english/errmsg.sys \
+        /usr/share/mysql/mysql_system_tables.sql \
+        /usr/share/mysql/mysql_performance_tables.sql \
+        /usr/share/mysql/mysql_system_tables_data.sql \
+        /usr/share/mysql/charsets/* /usr/share/sysbench/*.lua
+}
+sql_host_pkgs() {
+    local missing=() p fresh_server=0
+    for p in "${H3100_PKGS_GUEST_SQL[@]}"; do
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -gt 0 ] || return 0
+    case " ${missing[*]} " in *" mariadb-server "*) fresh_server=1 ;; esac
+    say "installing on the host: ${missing[*]}"
+    h3100_as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing[@]}" >&2
+    [ "$fresh_server" = 1 ] || return 0
+    # we only need its files: do not leave a MariaDB service behind
+    say "stopping and disabling the host's new mariadb service (files only needed)"
+    if [ -d /run/systemd/system ]; then
+        h3100_as_root systemctl disable --now mariadb.service >&2 || true
+    else
+        h3100_as_root systemctl disable mariadb.service >/dev/null 2>&1 || true
+        [ ! -x /etc/init.d/mariadb ] || h3100_as_root /etc/init.d/mariadb stop >&2 || true
+    fi
+}
+# sql_flavour: add the lists above to the recipe (after the option parsing)
+sql_flavour() {
+    [ "$check" = 1 ] || sql_host_pkgs
+    local p
+    for p in "${H3100_PKGS_GUEST_SQL[@]}"; do
+        case " ${H3100_PKGS_GUEST[*]} " in *" $p "*) ;; *) H3100_PKGS_GUEST+=("$p") ;; esac
+    done
+    GUEST_BINS+=("${GUEST_BINS_SQL[@]}")
+    mapfile -t -O "${#GUEST_DATA[@]}" GUEST_DATA < <(sql_data_files)
+}
+# --- end of the SQL workload's additions -------------------------------------
+
 GUEST_DIR=$H3100_CACHE/guest
 force=0
 check=0
+flavour=default
 while [ $# -gt 0 ]; do
     case $1 in
     --force) force=1 ;;
     --check) check=1 ;;
+    --flavour) flavour=$2; shift ;;   # default | sql (scripts/sql-bench.sh)
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
@@ -44,6 +126,11 @@ while [ $# -gt 0 ]; do
 done
 
 say() { printf '[guest-image] %s\n' "$*" >&2; }
+case $flavour in
+default) ;;
+sql) GUEST_DIR=$H3100_CACHE/guest-sql; sql_flavour ;;
+*) h3100_die "--flavour: default or sql" ;;
+esac
 
 # The concrete kernel package behind the meta package (newest candidate).
 kernel_pkg() {
@@ -183,6 +270,7 @@ build() {
     echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
     echo 'root:x:0:' >"$root/etc/group"
     printf '%s' "$rec" >"$root/etc/h3100-guest-recipe"
+    copy_kmods "$root" "$deb"   # guest tests: kernel modules (xfs)
     write_init "$root"
 
     say "[4/4] packing (cpio + gzip)"

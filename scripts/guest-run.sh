@@ -14,6 +14,8 @@
 #   --icount            -icount shift=auto,sleep=off (virtual time from
 #                       instructions; implies TCG)
 #   --icount-shift N    -icount shift=N,sleep=off (fixed: repeatable timings)
+#   --flavour NAME      guest image flavour: default, or sql (MariaDB +
+#                       sysbench, for scripts/sql-bench.sh)
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1024)     --smp N   vCPUs (default 2)
 #   --timeout S         kill the guest after S seconds (default 300)
@@ -49,6 +51,7 @@ verbose=0
 files=()
 script=''
 qemu_extra=()
+flavour=default
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -59,6 +62,7 @@ while [ $# -gt 0 ]; do
     --accel) accel=$2; shift ;;
     --icount) icount=1 ;;
     --icount-shift) icount=1; ishift=$2; shift ;;
+    --flavour) flavour=$2; shift ;;
     --qemu) qemu=$2; shift ;;
     --mem) mem=$2; shift ;;
     --smp) smp=$2; shift ;;
@@ -81,7 +85,7 @@ case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
 
 say() { printf '[guest-run] %s\n' "$*" >&2; }
 
-gdir=$("$H3100_PROJECT/scripts/guest-image.sh" 2> >(grep -v 'cached image is current' >&2))
+gdir=$("$H3100_PROJECT/scripts/guest-image.sh" --flavour "$flavour" 2> >(grep -v 'cached image is current' >&2))
 kernel=$gdir/vmlinuz
 initrd=$gdir/initramfs.cpio.gz
 

@@ -13,7 +13,11 @@ H3100_PKGS_BASE=(build-essential gcc pkg-config meson ninja-build
                  libglib2.0-dev check gnuplot-nox ccache git)
 # The Linux guest's image (scripts/guest-image.sh): busybox and tools copied
 # from the host, the cloud kernel fetched with apt-get download.
-H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio)
+H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio fio e2fsprogs
+                  xfsprogs)
+# The SQL workload's image flavour (scripts/sql-bench.sh); qemu-utils makes
+# qcow2 backing files.
+H3100_PKGS_GUEST_SQL=(mariadb-server mariadb-client sysbench qemu-utils)
 # Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev

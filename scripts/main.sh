@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# The project's main command (README): install what is needed, build, and
-# run the reference datasheet on the drive model for every H3100
-# capacity, printing target, model and error for each figure.
+# The project's main command (README): install what is needed, build QEMU
+# with the dapustor-h3100 device, boot a Linux guest on a full-size H3100,
+# run MariaDB + sysbench oltp_read_write on it, and print sysbench's
+# figures and the drive report (scripts/sql-bench.sh).
 #
-#   scripts/main.sh                      all four capacities (~15 min, the
-#                                        6.4 TB model needs ~16 GiB of RAM)
-#   scripts/main.sh --profile h3100-0.8t one capacity
-#   scripts/main.sh --json               the table as JSON
-#
-# Other arguments go to `h3100-sim --datasheet`.
+#   scripts/main.sh [sql-bench options]   e.g. --capacity 3.2T --duration 60
+#   scripts/main.sh --datasheet [h3100-sim options]
+#                                         the reference datasheet on the
+#                                         model instead (all capacities:
+#                                         ~15 min and 16 GiB of RAM;
+#                                         --profile h3100-0.8t: 30 s)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cd "$H3100_PROJECT"
 build=${BUILD_DIR:-build}
-scripts/install-deps.sh >&2
-if [ -f "$build/meson-private/coredata.dat" ]; then
-    meson setup --reconfigure "$build" >/dev/null
-else
-    meson setup "$build" -Ddevice=disabled >/dev/null
+
+configure() {
+    if [ -f "$build/meson-private/coredata.dat" ]; then
+        meson setup --reconfigure "$build" "$@" >/dev/null
+    else
+        meson setup "$build" "$@" >/dev/null
+    fi
+}
+
+if [ "${1:-}" = --datasheet ]; then
+    shift
+    scripts/install-deps.sh >&2
+    configure
+    meson compile -C "$build" tools/h3100-sim >&2
+    exec "$build/tools/h3100-sim" --datasheet "$@"
 fi
-meson compile -C "$build" tools/h3100-sim >&2
-exec "$build/tools/h3100-sim" --datasheet "$@"
+
+scripts/install-deps.sh --qemu >&2
+configure -Ddevice=enabled
+h3100_log "building QEMU with the device (the first build takes a while)" >&2
+meson compile -C "$build" >&2
+exec scripts/sql-bench.sh --qemu "$build/qemu-system-x86_64" "$@"

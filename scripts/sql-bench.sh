@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# The SQL workload on the emulated H3100 (issue 4, item 3): boot the Linux
+# guest (the 'sql' flavour of scripts/guest-image.sh) with a full-size
+# dapustor-h3100, make ext4 on /dev/nvme0n1, start MariaDB with its datadir
+# there, run sysbench oltp_read_write (prepare + run), and print sysbench's
+# figures and the drive report read inside the guest with nvme smart-log.
+#
+#   scripts/sql-bench.sh [options]
+#
+#   --capacity 0.8T|1.6T|3.2T|6.4T   drive (default 0.8T); the backing file is
+#                       a sparse file of the full user capacity
+#   --format raw|qcow2  backing file format (default raw; qcow2 uses qemu-img,
+#                       from Debian's qemu-utils if none is next to QEMU)
+#   --workdir DIR       where the backing file lives (default
+#                       $H3100_CACHE/sql-bench); created empty for every run
+#                       and deleted afterwards, unless --keep-disk
+#   --keep-disk         keep the backing file, and reuse the one a former
+#                       --keep-disk run left (its drive data; the SMART
+#                       counters start again from zero: they live in QEMU)
+#   --duration S        sysbench run time in seconds (default 120)
+#   --tables N          sysbench tables (default 4)
+#   --table-size N      rows per table (default 25000)
+#   --threads N         sysbench threads (default 4)
+#   --seed N            sysbench --rand-seed and the device's seed (default 1)
+#   --accel auto|kvm|tcg  (default auto: KVM only if it really boots a guest)
+#   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
+#   --mem MB            guest RAM (default 1536)   --smp N  vCPUs (default 2)
+#   --timeout S         kill the guest after S s (default: 600 + 2 x duration)
+#   --log FILE          keep the guest's kernel console log
+#
+# Under TCG on 2 host cores the defaults take about 4 minutes (boot, mkfs,
+# MariaDB bootstrap, prepare, 120 s run).  Results come back over the second
+# serial port (scripts/guest-run.sh); the full guest output is kept in
+# WORKDIR/last-run.txt.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+capacity=0.8T
+format=raw
+workdir=$H3100_CACHE/sql-bench
+keep_disk=0
+duration=120
+tables=4
+table_size=25000
+threads=4
+seed=1
+accel=${H3100_ACCEL:-auto}
+qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+mem=1536
+smp=2
+tmo=''
+log=''
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --capacity) capacity=$2; shift ;;
+    --format) format=$2; shift ;;
+    --workdir) workdir=$2; shift ;;
+    --keep-disk) keep_disk=1 ;;
+    --duration) duration=$2; shift ;;
+    --tables) tables=$2; shift ;;
+    --table-size) table_size=$2; shift ;;
+    --threads) threads=$2; shift ;;
+    --seed) seed=$2; shift ;;
+    --accel) accel=$2; shift ;;
+    --qemu) qemu=$2; shift ;;
+    --mem) mem=$2; shift ;;
+    --smp) smp=$2; shift ;;
+    --timeout) tmo=$2; shift ;;
+    --log) log=$2; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) h3100_die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+
+# User capacities (bytes) of the H3100 profiles: IDEMA LBA counts,
+# 97696368 + 1953504 x (GB - 50) sectors of 512 B.
+case $capacity in
+0.8T|0.8t) capacity=0.8T; bytes=800166076416 ;;
+1.6T|1.6t) capacity=1.6T; bytes=1600321314816 ;;
+3.2T|3.2t) capacity=3.2T; bytes=3200631791616 ;;
+6.4T|6.4t) capacity=6.4T; bytes=6401252745216 ;;
+*) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;;
+esac
+case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
+for v in duration tables table_size threads seed mem smp; do
+    if ! [[ ${!v} =~ ^[0-9]+$ ]] || [ "${!v}" -eq 0 ]; then
+        h3100_die "--${v//_/-} must be a positive integer"
+    fi
+done
+[ -n "$tmo" ] || tmo=$((600 + 2 * duration))
+[ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/build-qemu.sh builds it)"
+
+say() { printf '[sql-bench] %s\n' "$*" >&2; }
+
+# --- the backing file: sparse, full size, fresh for every run ---------------
+mkdir -p "$workdir"
+disk=$workdir/h3100-$capacity.$format
+if [ "$keep_disk" = 0 ] || [ ! -e "$disk" ]; then
+    rm -f "$disk"
+    if [ "$format" = raw ]; then
+        truncate -s "$bytes" "$disk"
+    else
+        qemu_img=$(dirname "$(readlink -f "$qemu")")/qemu-img
+        [ -x "$qemu_img" ] || qemu_img=$(command -v qemu-img || true)
+        if [ -z "$qemu_img" ]; then
+            say "installing qemu-utils (qemu-img) for --format qcow2"
+            h3100_as_root env DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y --no-install-recommends qemu-utils >&2
+            qemu_img=$(command -v qemu-img) || h3100_die "--format qcow2 needs qemu-img"
+        fi
+        "$qemu_img" create -q -f qcow2 "$disk" "$bytes"
+    fi
+    say "backing file $disk ($format, $bytes bytes, sparse)"
+else
+    say "reusing $disk (--keep-disk)"
+fi
+
+# --- the guest's script -------------------------------------------------------
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-sql.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+{
+    printf 'TABLES=%s\nTABLE_SIZE=%s\nTHREADS=%s\nDURATION=%s\nSEED=%s\n' \
+        "$tables" "$table_size" "$threads" "$duration" "$seed"
+    cat <<'GUEST'
+# runs inside the guest (busybox sh), see scripts/sql-bench.sh
+up() { cut -d' ' -f1 /proc/uptime; }
+step() { echo "@@STEP $(up) $*"; }
+die() { echo "@@FAIL $*"; [ -f /mnt/db/data/err.log ] && tail -n 30 /mnt/db/data/err.log; exit 1; }
+# smart PHASE: the SMART / Health log as key=value lines (nvme-cli JSON)
+smart() {
+    nvme smart-log /dev/nvme0 -o json >/tmp/smart.json 2>/tmp/smart.err ||
+        { echo "@@SMART $1 error=$(cat /tmp/smart.err)"; return; }
+    tr -d '{}", \t' </tmp/smart.json | awk -F: -v ph="$1" 'NF == 2 && $1 != "" {
+        printf "@@SMART %s %s=%s\n", ph, $1, $2 }'
+}
+S=/run/mysqld.sock
+D=/mnt/db/data
+SH=/usr/share/mysql
+OPTS="--no-defaults --user=root --datadir=$D --socket=$S --skip-networking
+ --skip-name-resolve --lc-messages-dir=$SH --character-sets-dir=$SH/charsets
+ --tmpdir=/tmp --log-error=$D/err.log --innodb-buffer-pool-size=256M
+ --innodb-log-file-size=96M --innodb-flush-log-at-trx-commit=1
+ --innodb-flush-method=O_DIRECT --skip-log-bin --max-connections=64"
+
+step start
+echo "@@INFO kernel $(uname -r)"
+echo "@@INFO drive $(nvme id-ctrl /dev/nvme0 | awk -F': *' '/^mn /{m=$2} /^fr /{f=$2} /^sn /{s=$2} END{print m" fw "f" sn "s}')"
+echo "@@INFO nsze_bytes $(($(cat /sys/block/nvme0n1/size) * 512))"
+smart boot
+
+step mkfs
+# nodiscard: the drive is fresh (nothing mapped); lazy init + noinit_itable:
+# no background zeroing of inode tables / journal during the benchmark.
+# Full path: busybox sh prefers its own (ext2-only) mke2fs applet.
+/usr/sbin/mke2fs -t ext4 -q -F -E nodiscard,lazy_itable_init=1,lazy_journal_init=1 \
+    /dev/nvme0n1 || die "mke2fs"
+mkdir -p /mnt/db
+mount -t ext4 -o noatime,noinit_itable /dev/nvme0n1 /mnt/db || die "mount"
+smart mkfs
+
+step bootstrap
+mkdir -p "$D" || die "mkdir $D"
+# what mariadb-install-db feeds mariadbd --bootstrap (no help tables, no
+# sys schema, no test db), plus sysbench's database
+{ echo "create database if not exists mysql;"; echo "use mysql;"
+  echo "SET @auth_root_socket=NULL;"
+  cat $SH/mysql_system_tables.sql $SH/mysql_performance_tables.sql \
+      $SH/mysql_system_tables_data.sql
+  echo "CREATE DATABASE sbtest;"
+} | mariadbd $OPTS --bootstrap --log-warnings=0 --enforce-storage-engine="" \
+      --max_allowed_packet=8M --net_buffer_length=16K >/tmp/bootstrap.out 2>&1 ||
+    { cat /tmp/bootstrap.out; die "mariadbd --bootstrap"; }
+
+step mysqld
+mariadbd $OPTS --skip-grant-tables &
+mpid=$!
+i=0
+while [ ! -S $S ] && [ $i -lt 1200 ]; do
+    kill -0 $mpid 2>/dev/null || die "mariadbd exited"
+    sleep 0.25; i=$((i + 1))
+done
+[ -S $S ] || die "no MariaDB socket after 300 s"
+echo "@@INFO mariadb $(mariadb -uroot --socket=$S -N -e 'select version()')"
+SB="--db-driver=mysql --mysql-socket=$S --mysql-user=root --mysql-db=sbtest
+ --tables=$TABLES --table-size=$TABLE_SIZE"
+step prepare
+sysbench oltp_read_write $SB --threads="$THREADS" prepare >/tmp/prepare.out 2>&1 ||
+    { cat /tmp/prepare.out; die "sysbench prepare"; }
+sync
+smart prepare
+
+step run
+echo "@@SYSBENCH-BEGIN"
+sysbench oltp_read_write $SB --threads="$THREADS" --time="$DURATION" \
+    --events=0 --rand-seed="$SEED" --percentile=95 --report-interval=10 run 2>&1
+rc=$?
+echo "@@SYSBENCH-END rc=$rc"
+[ $rc = 0 ] || die "sysbench run"
+mariadb -uroot --socket=$S -N -e "show global status where Variable_name in
+ ('Innodb_data_written','Innodb_data_read','Innodb_os_log_written',
+  'Innodb_data_fsyncs','Innodb_pages_written')" |
+    awk '{ printf "@@MYSQL %s=%s\n", $1, $2 }'
+
+step stop
+kill -TERM $mpid
+wait $mpid
+sync
+umount /mnt/db || die "umount"
+smart end
+
+step vendorlog
+# The H3100 vendor log (NAND bytes, WAF, reclaim, buffer stalls) is issue 5;
+# until the device answers it, say so instead of inventing figures.
+if nvme get-log /dev/nvme0 --log-id=0xc0 --log-len=512 >/tmp/vlog 2>&1; then
+    echo "@@VENDOR available"; sed 's/^/@@VLOG /' /tmp/vlog
+else
+    echo "@@VENDOR unavailable $(tr '\n' ' ' </tmp/vlog)"
+fi
+echo "@@SMARTLOG-BEGIN"
+nvme smart-log /dev/nvme0
+echo "@@SMARTLOG-END"
+step done
+GUEST
+} >"$tmp/sql-run.sh"
+
+# --- boot ----------------------------------------------------------------------
+say "capacity $capacity, ${tables} tables x ${table_size} rows, ${threads} threads," \
+    "${duration}s run, seed $seed, accel $accel, ${mem} MiB guest"
+out=$workdir/last-run.txt
+run_args=(--flavour sql --no-disk --accel "$accel" --qemu "$qemu" --mem "$mem"
+          --smp "$smp" --timeout "$tmo" --append "h3100.wait=30")
+[ -z "$log" ] || run_args+=(--log "$log")
+start=$SECONDS
+rc=0
+"$H3100_PROJECT/scripts/guest-run.sh" "${run_args[@]}" "$tmp/sql-run.sh" -- \
+    -drive "file=$disk,if=none,id=d0,format=$format,cache=none,aio=threads" \
+    -device "dapustor-h3100,drive=d0,capacity=$capacity,seed=$seed" \
+    >"$out" 2> >(tee "$workdir/last-run.err" >&2) || rc=$?
+wall=$((SECONDS - start))
+[ "$keep_disk" = 1 ] || rm -f "$disk"
+sleep 0.2   # let tee finish
+used=$(sed -n 's/.*booting (\([a-z]*\).*/\1/p' "$workdir/last-run.err" | head -n1)
+if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
+    if [ -s "$out" ]; then
+        say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
+        sed 's/^/  > /' "$out" >&2
+    else
+        say "the guest run failed (exit $rc) after ${wall}s (guest-run.sh showed why above)"
+    fi
+    exit "$([ "$rc" != 0 ] && echo "$rc" || echo 1)"
+fi
+
+# --- report ------------------------------------------------------------------
+# field NAME: a value from sysbench's output
+sb() { sed -n '/^@@SYSBENCH-BEGIN/,/^@@SYSBENCH-END/p' "$out"; }
+field() { sb | awk -v k="$1" 'index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; exit }'; }
+# smartv PHASE KEY: a SMART value from a phase
+smartv() { awk -v p="$1" -v k="$2" '$1 == "@@SMART" && $2 == p {
+    split($3, a, "="); if (a[1] == k) { print a[2]; exit } }' "$out"; }
+info() { awk -v k="$1" '$1 == "@@INFO" && $2 == k { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$out"; }
+mysqlv() { awk -F'[ =]' -v k="$1" '$1 == "@@MYSQL" && $2 == k { print $3; exit }' "$out"; }
+steps() { awk '$1 == "@@STEP" { printf "%s=%s ", $3, $2 }' "$out"; }
+human() { awk -v b="$1" 'BEGIN { u = "B KB MB GB TB"; n = split(u, s, " ");
+    for (i = 1; b >= 1000 && i < n; i++) b /= 1000; printf "%.2f %s", b, s[i] }'; }
+# delta KEY FROM TO
+delta() { local a b; a=$(smartv "$2" "$1"); b=$(smartv "$3" "$1")
+    [ -n "$a" ] && [ -n "$b" ] && echo $((b - a)) || echo "?"; }
+
+tps=$(field 'transactions:' | awk '{ gsub(/[()]/, ""); print $2 }')
+qps=$(field 'queries:' | awk '{ gsub(/[()]/, ""); print $2 }')
+lavg=$(field 'avg:')
+lp95=$(field '95th percentile:')
+duw_b=$(smartv boot data_units_written); duw_e=$(smartv end data_units_written)
+dur_b=$(smartv boot data_units_read);    dur_e=$(smartv end data_units_read)
+
+printf '\n=== sysbench oltp_read_write on MariaDB on the DapuStor H3100 %s (guest) ===\n' "$capacity"
+printf 'drive       %s\n' "$(info drive)"
+printf 'guest       Linux %s, %s, %s vCPU, %s MiB; %s; ext4 on /dev/nvme0n1\n' \
+    "$(info kernel)" "${used:-$accel}" "$smp" "$mem" "$(info mariadb)"
+printf 'workload    %s tables x %s rows, %s threads, %s s, seed %s\n' \
+    "$tables" "$table_size" "$threads" "$duration" "$seed"
+printf 'TPS         %s\n' "$tps"
+printf 'QPS         %s\n' "$qps"
+printf 'latency     avg %s ms, p95 %s ms\n' "$lavg" "$lp95"
+printf 'errors      %s ignored, %s reconnects\n' \
+    "$(field 'ignored errors:' | awk '{ print $1 }')" "$(field 'reconnects:' | awk '{ print $1 }')"
+
+printf '\n=== drive report (nvme smart-log inside the guest; 1 data unit = 512,000 B) ===\n'
+printf '%-26s %14s %14s %14s %14s\n' 'SMART delta by phase' 'mkfs' 'bootstrap+prep' 'run+shutdown' 'total'
+for k in data_units_written data_units_read host_write_commands host_read_commands; do
+    printf '%-26s %14s %14s %14s %14s\n' "$k" "$(delta "$k" boot mkfs)" \
+        "$(delta "$k" mkfs prepare)" "$(delta "$k" prepare end)" "$(delta "$k" boot end)"
+done
+if [ -n "$duw_b" ] && [ -n "$duw_e" ]; then
+    printf 'host bytes written         %s (%s data units x 512,000 B)\n' \
+        "$(human $(((duw_e - duw_b) * 512000)))" "$((duw_e - duw_b))"
+    printf 'host bytes read            %s\n' "$(human $(((dur_e - dur_b) * 512000)))"
+fi
+printf 'percentage used            %s %%\n' "$(smartv end percent_used)"
+printf 'available spare            %s %%\n' "$(smartv end avail_spare)"
+printf 'media errors               %s\n' "$(smartv end media_errors)"
+if grep -q '^@@VENDOR available' "$out"; then
+    printf 'vendor log 0xC0            present (raw dump in %s); not decoded yet\n' "$out"
+else
+    printf 'NAND bytes written         not available until the vendor log (issue 5)\n'
+    printf 'WAF                        not available until the vendor log (issue 5)\n'
+    printf 'reclaim runs, buffer stalls not available until the vendor log (issue 5)\n'
+fi
+printf '(MariaDB status after the run, before shutdown: Innodb_data_written %s, Innodb_os_log_written %s, Innodb_data_fsyncs %s)\n' \
+    "$(human "$(mysqlv Innodb_data_written)")" "$(human "$(mysqlv Innodb_os_log_written)")" \
+    "$(mysqlv Innodb_data_fsyncs)"
+printf '(host: backing file %s%s; guest steps at uptime s: %s; wall %d s)\n' \
+    "$disk" "$([ -e "$disk" ] && echo ", $(du -h "$disk" | cut -f1) allocated" || echo ' (deleted)')" \
+    "$(steps)" "$wall"
+printf '(guest output: %s)\n' "$out"
