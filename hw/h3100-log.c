@@ -7,10 +7,13 @@
  *
  * Log pages: 01h error information, 02h SMART / health (from the drive
  * model), 03h firmware slot information, 05h commands supported and
- * effects, 06h device self-test, 81h sanitize status.
+ * effects, 06h device self-test, 81h sanitize status, C0h OCP SMART /
+ * Health Information Extended, CAh the H3100 vendor log (WAF, reclaim,
+ * write buffer).  Layouts of C0h and CAh: docs/usage.md.
  */
 
 #include "qemu/osdep.h"
+#include "qapi/visitor.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -74,6 +77,59 @@ uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
     return warn;
 }
 
+/* Keep a host / NAND bytes sample per second for the recent WAF. */
+static void h3100_waf_sample(H3100State *s, const H3100Health *h)
+{
+    unsigned last;
+    H3100WafSample *w;
+
+    if (s->waf_count) {
+        last = (s->waf_head + s->waf_count - 1) % H3100_WAF_RING;
+        if (h->now_ns < s->waf_ring[last].ns + H3100_WAF_SAMPLE_NS &&
+            h->now_ns >= s->waf_ring[last].ns) {
+            return;
+        }
+        if (h->now_ns < s->waf_ring[last].ns) {
+            s->waf_count = 0;            /* model time restarted */
+        }
+    }
+    if (s->waf_count == H3100_WAF_RING) {
+        s->waf_head = (s->waf_head + 1) % H3100_WAF_RING;
+        s->waf_count--;
+    }
+    w = &s->waf_ring[(s->waf_head + s->waf_count) % H3100_WAF_RING];
+    w->ns = h->now_ns;
+    w->host = h->host_write_bytes;
+    w->nand = h->nand_write_bytes;
+    s->waf_count++;
+}
+
+/* The oldest sample within the recent window (zeroes: none kept yet). */
+static H3100WafSample h3100_waf_base(H3100State *s, uint64_t now)
+{
+    uint64_t window = H3100_WAF_WINDOW_S * NANOSECONDS_PER_SECOND;
+    H3100WafSample base = { 0 };
+
+    for (unsigned i = 0; i < s->waf_count; i++) {
+        H3100WafSample *w = &s->waf_ring[(s->waf_head + i) % H3100_WAF_RING];
+
+        base = *w;
+        if (w->ns <= now && now - w->ns <= window) {
+            break;
+        }
+    }
+    return base;
+}
+
+/* NAND bytes per host byte, x1000, rounded down; 0 before any write. */
+static uint64_t h3100_waf_milli(uint64_t nand, uint64_t host)
+{
+    if (!host) {
+        return 0;
+    }
+    return (uint64_t)((__uint128_t)nand * 1000 / host);
+}
+
 /* Raise SMART / health events for warnings that newly appeared. */
 void h3100_health_check(H3100State *s)
 {
@@ -81,6 +137,7 @@ void h3100_health_check(H3100State *s)
     uint8_t warn, fresh;
 
     h3100_health(s, &h);
+    h3100_waf_sample(s, &h);
     warn = h3100_critical_warning(s, &h);
     fresh = warn & ~s->smart_warn_sent & NVME_AEC_SMART(s->feat.aec);
     s->smart_warn_sent = (s->smart_warn_sent | fresh) & warn;
@@ -133,6 +190,224 @@ static void h3100_fill_smart(H3100State *s, NvmeSmartLog *l)
     h3100_u128(&l->unsafe_shutdowns, s->unsafe_shutdowns);
     h3100_u128(&l->media_errors, s->media_errors);
     h3100_u128(&l->number_of_error_log_entries, s->error_count);
+}
+
+/* ---- OCP SMART / Health Information Extended (C0h) --------------------- */
+
+/* the log page GUID AFD514C97C6F4F9CA4F2BFEA2810AFC5, little-endian */
+static const uint8_t h3100_ocp_smart_guid[16] = {
+    0xc5, 0xaf, 0x10, 0x28, 0xea, 0xbf, 0xf2, 0xa4,
+    0x9c, 0x4f, 0x6f, 0x7c, 0xc9, 0x14, 0xd5, 0xaf,
+};
+
+/* a 48-bit raw count and a 16-bit normalized value */
+static void h3100_raw48(uint8_t *dst, uint64_t raw, uint16_t norm)
+{
+    stl_le_p(dst, raw);
+    stw_le_p(dst + 4, raw >> 32);
+    stw_le_p(dst + 6, norm);
+}
+
+/* Lifetime writes the drive is rated for (WAF 1), in 10^9 bytes. */
+static uint64_t h3100_endurance_gb(H3100State *s)
+{
+    uint64_t dwpd = s->cfg.family == H3100_FAMILY_H3100 ? 3 : 1;
+
+    return DIV_ROUND_UP(dwpd * 365 * 5 * s->ns_bytes, 1000000000);
+}
+
+static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
+{
+    H3100Health h;
+    uint64_t bad;
+
+    h3100_health(s, &h);
+    bad = h.factory_bad_blocks + h.grown_bad_blocks;
+    h3100_u128(l + 0, h.nand_write_bytes);      /* physical media written */
+    h3100_u128(l + 16, h.nand_read_bytes);      /* physical media read */
+    h3100_raw48(l + 32, bad, MIN(h.available_spare_pct, 100));
+    h3100_raw48(l + 40, 0, 100);                /* bad system NAND blocks */
+    /* 48 XOR recovery, 56 uncorrectable reads, 64 soft ECC: */
+    stq_le_p(l + 56, s->media_errors);
+    /* 72 end-to-end detected, 76 corrected: 0 */
+    l[80] = MIN(h.percentage_used, 100);        /* system data % used */
+    /* 81 refresh counts (7 bytes): 0, the model does not refresh */
+    stl_le_p(l + 88, h.erase_max);
+    stl_le_p(l + 92, h.erase_min);
+    /* 96 thermal throttling events, 97 status: 0, no throttling yet */
+    l[98] = 0;                                  /* errata version */
+    stw_le_p(l + 99, 0);                        /* point version */
+    stw_le_p(l + 101, 0);                       /* minor version */
+    l[103] = 1;                                 /* major version */
+    /* 104 PCIe correctable errors: 0 */
+    stl_le_p(l + 112, s->unsafe_shutdowns);     /* incomplete shutdowns */
+    l[120] = h.superblocks ?
+             (uint64_t)h.free_superblocks * 100 / h.superblocks : 0;
+    stw_le_p(l + 128, 100);                     /* capacitor health */
+    stq_le_p(l + 136, h.unaligned_ios);
+    stq_le_p(l + 144, 0);                       /* security version */
+    stq_le_p(l + 152, h.mapped_bytes >> s->lbads);     /* NUSE */
+    h3100_u128(l + 160, s->unsafe_shutdowns);   /* PLP start count */
+    h3100_u128(l + 176, h3100_endurance_gb(s));
+    /* 192 PCIe link retraining, 200 power state changes: 0 */
+    stw_le_p(l + 494, H3100_OCP_SMART_VERSION);
+    memcpy(l + 496, h3100_ocp_smart_guid, sizeof(h3100_ocp_smart_guid));
+}
+
+/* ---- H3100 vendor log (CAh) --------------------------------------------- */
+
+static void h3100_fill_vendor(H3100State *s, uint8_t *l)
+{
+    H3100Health h;
+    H3100WafSample base;
+    uint64_t rhost, rnand;
+
+    h3100_health(s, &h);
+    base = h3100_waf_base(s, h.now_ns);
+    rhost = h.host_write_bytes - MIN(base.host, h.host_write_bytes);
+    rnand = h.nand_write_bytes - MIN(base.nand, h.nand_write_bytes);
+
+    stw_le_p(l + 0, H3100_VLOG_VERSION);
+    stw_le_p(l + 2, H3100_VLOG_BYTES);
+    stl_le_p(l + 4, H3100_WAF_WINDOW_S);
+    stq_le_p(l + 8, h.host_write_bytes);
+    stq_le_p(l + 16, h.nand_write_bytes);
+    stq_le_p(l + 24, h3100_waf_milli(h.nand_write_bytes,
+                                     h.host_write_bytes));
+    stq_le_p(l + 32, h3100_waf_milli(rnand, rhost));
+    stq_le_p(l + 40, rhost);
+    stq_le_p(l + 48, rnand);
+    stq_le_p(l + 56, (h.now_ns - MIN(base.ns, h.now_ns)) / SCALE_MS);
+    stq_le_p(l + 64, h.gc_victims);
+    stq_le_p(l + 72, h.gc_slots_moved);
+    stq_le_p(l + 80, h.wl_victims);
+    stq_le_p(l + 88, h.emergency_gc);
+    stq_le_p(l + 96, h.wbuf_bytes);
+    stq_le_p(l + 104, h.wbuf_capacity);
+    stq_le_p(l + 112, h.wbuf_stalls);
+    stq_le_p(l + 120, h.wbuf_stall_ns);
+    stq_le_p(l + 128, h.ra_hits);
+    stq_le_p(l + 136, h.ra_slots_read);
+    stl_le_p(l + 144, h.free_superblocks);
+    stl_le_p(l + 148, h.superblocks);
+    stq_le_p(l + 152, h.suspends);
+    stl_le_p(l + 160, h.erase_min);
+    stl_le_p(l + 164, (uint32_t)(h.erase_avg * 1000));
+    stl_le_p(l + 168, h.erase_max);
+    stl_le_p(l + 172, h.rated_pe);
+    stl_le_p(l + 176, h.percentage_used);
+    stl_le_p(l + 180, h.available_spare_pct);
+    stq_le_p(l + 184, h.block_erases);
+    stq_le_p(l + 192, h.host_read_bytes);
+    stq_le_p(l + 200, h.nand_read_bytes);
+    stq_le_p(l + 208, h.factory_bad_blocks);
+    stq_le_p(l + 216, h.grown_bad_blocks);
+    stq_le_p(l + 224, h.unaligned_ios);
+    stq_le_p(l + 232, h.buffer_read_hits);
+    stq_le_p(l + 240, h.mapped_bytes);
+    stq_le_p(l + 248, h.now_ns);
+}
+
+/* ---- read-only QOM properties with the live health -------------------- */
+
+typedef enum H3100HealthProp {
+    H3100_HP_HOST_WRITTEN,
+    H3100_HP_NAND_WRITTEN,
+    H3100_HP_HOST_READ,
+    H3100_HP_NAND_READ,
+    H3100_HP_WAF,
+    H3100_HP_GC_VICTIMS,
+    H3100_HP_GC_MOVED,
+    H3100_HP_FREE_SB,
+    H3100_HP_PCT_USED,
+    H3100_HP_SPARE,
+    H3100_HP_ERASE_MIN,
+    H3100_HP_ERASE_MAX,
+    H3100_HP_WBUF_STALLS,
+    H3100_HP_UNSAFE,
+} H3100HealthProp;
+
+static const char *const h3100_health_prop_names[] = {
+    [H3100_HP_HOST_WRITTEN] = "host-bytes-written",
+    [H3100_HP_NAND_WRITTEN] = "nand-bytes-written",
+    [H3100_HP_HOST_READ] = "host-bytes-read",
+    [H3100_HP_NAND_READ] = "nand-bytes-read",
+    [H3100_HP_WAF] = "waf-x1000",
+    [H3100_HP_GC_VICTIMS] = "reclaim-runs",
+    [H3100_HP_GC_MOVED] = "reclaim-pages-moved",
+    [H3100_HP_FREE_SB] = "free-superblocks",
+    [H3100_HP_PCT_USED] = "percentage-used",
+    [H3100_HP_SPARE] = "available-spare",
+    [H3100_HP_ERASE_MIN] = "erase-count-min",
+    [H3100_HP_ERASE_MAX] = "erase-count-max",
+    [H3100_HP_WBUF_STALLS] = "write-buffer-stalls",
+    [H3100_HP_UNSAFE] = "unsafe-shutdowns",
+};
+
+static void h3100_get_health_prop(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    H3100State *s = DAPUSTOR_H3100(obj);
+    H3100Health h = { 0 };
+    uint64_t val = 0;
+
+    if (s->model) {
+        h3100_health(s, &h);
+    }
+    switch ((H3100HealthProp)(uintptr_t)opaque) {
+    case H3100_HP_HOST_WRITTEN:
+        val = h.host_write_bytes;
+        break;
+    case H3100_HP_NAND_WRITTEN:
+        val = h.nand_write_bytes;
+        break;
+    case H3100_HP_HOST_READ:
+        val = h.host_read_bytes;
+        break;
+    case H3100_HP_NAND_READ:
+        val = h.nand_read_bytes;
+        break;
+    case H3100_HP_WAF:
+        val = h3100_waf_milli(h.nand_write_bytes, h.host_write_bytes);
+        break;
+    case H3100_HP_GC_VICTIMS:
+        val = h.gc_victims;
+        break;
+    case H3100_HP_GC_MOVED:
+        val = h.gc_slots_moved;
+        break;
+    case H3100_HP_FREE_SB:
+        val = h.free_superblocks;
+        break;
+    case H3100_HP_PCT_USED:
+        val = h.percentage_used;
+        break;
+    case H3100_HP_SPARE:
+        val = h.available_spare_pct;
+        break;
+    case H3100_HP_ERASE_MIN:
+        val = h.erase_min;
+        break;
+    case H3100_HP_ERASE_MAX:
+        val = h.erase_max;
+        break;
+    case H3100_HP_WBUF_STALLS:
+        val = h.wbuf_stalls;
+        break;
+    case H3100_HP_UNSAFE:
+        val = s->unsafe_shutdowns;
+        break;
+    }
+    visit_type_uint64(v, name, &val, errp);
+}
+
+void h3100_health_props_init(ObjectClass *oc)
+{
+    for (uintptr_t i = 0; i < ARRAY_SIZE(h3100_health_prop_names); i++) {
+        object_class_property_add(oc, h3100_health_prop_names[i], "uint64",
+                                  h3100_get_health_prop, NULL, NULL,
+                                  (void *)i);
+    }
 }
 
 /* ---- other pages -------------------------------------------------------- */
@@ -198,6 +473,9 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
     NvmeSmartLog smart = { 0 };
     NvmeFwSlotInfoLog fw = { 0 };
     g_autofree NvmeEffectsLog *eff = NULL;
+    uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
+
+    QEMU_BUILD_BUG_ON(H3100_VLOG_BYTES > sizeof(page));
 
     switch (lid) {
     case NVME_LOG_ERROR_INFO:
@@ -217,6 +495,12 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
         return h3100_self_test_log(s, req, off, len);
     case H3100_LOG_SANITIZE:
         return h3100_sanitize_log(s, req, off, len);
+    case H3100_LOG_OCP_SMART:
+        h3100_fill_ocp_smart(s, page);
+        return h3100_log_xfer(s, req, page, H3100_OCP_SMART_BYTES, off, len);
+    case H3100_LOG_VENDOR:
+        h3100_fill_vendor(s, page);
+        return h3100_log_xfer(s, req, page, H3100_VLOG_BYTES, off, len);
     default:
         return NVME_INVALID_LOG_ID | NVME_DNR;
     }

@@ -597,6 +597,7 @@ static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
     device_class_set_props(dc, h3100_props);
     dc->vmsd = &h3100_vmstate;
     device_class_set_legacy_reset(dc, h3100_reset);
+    h3100_health_props_init(oc);
 }
 
 static const TypeInfo h3100_info = {

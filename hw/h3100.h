@@ -79,6 +79,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_LOG_SELF_TEST         0x06
 #define H3100_LOG_SANITIZE          0x81
 #define H3100_FEAT_SANITIZE_CONFIG  0x17
+#define H3100_LOG_OCP_SMART         0xc0        /* OCP SMART extended */
+#define H3100_LOG_VENDOR            0xca        /* layout: docs/usage.md */
+#define H3100_OCP_SMART_BYTES       512
+#define H3100_OCP_SMART_VERSION     3           /* OCP 1.0 layout */
+#define H3100_VLOG_BYTES            512
+#define H3100_VLOG_VERSION          1
+#define H3100_WAF_RING              64          /* health samples kept */
+#define H3100_WAF_SAMPLE_NS         NANOSECONDS_PER_SECOND
+#define H3100_WAF_WINDOW_S          60          /* "recent" WAF window */
 
 #define H3100_GUEST_ERR(fmt, ...) \
     qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
@@ -201,6 +210,13 @@ typedef struct H3100Sanitize {
     QEMUTimer *timer;
 } H3100Sanitize;
 
+/* host and NAND bytes written at a point of model time */
+typedef struct H3100WafSample {
+    uint64_t ns;
+    uint64_t host;
+    uint64_t nand;
+} H3100WafSample;
+
 typedef struct H3100Firmware {
     char slot[H3100_FW_SLOTS + 1][8]; /* [1..3]; empty = no image */
     uint8_t active;
@@ -296,6 +312,9 @@ struct H3100State {
     unsigned aer_queued;
     uint8_t aer_mask;                 /* event types awaiting log read */
     uint8_t smart_warn_sent;          /* critical warning bits reported */
+    H3100WafSample waf_ring[H3100_WAF_RING];  /* oldest at waf_head */
+    unsigned waf_head;
+    unsigned waf_count;
     NvmeErrorLog errlog[H3100_ERRLOG_ENTRIES];
     uint64_t error_count;
     H3100Firmware fw;
@@ -370,6 +389,7 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req);
 void h3100_error_log_add(H3100State *s, H3100Req *req);
 void h3100_health_check(H3100State *s);
 uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h);
+void h3100_health_props_init(ObjectClass *oc);
 
 /* h3100-fw.c */
 void h3100_fw_init(H3100State *s);

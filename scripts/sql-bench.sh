@@ -3,7 +3,8 @@
 # guest (the 'sql' flavour of scripts/guest-image.sh) with a full-size
 # dapustor-h3100, make ext4 on /dev/nvme0n1, start MariaDB with its datadir
 # there, run sysbench oltp_read_write (prepare + run), and print sysbench's
-# figures and the drive report read inside the guest with nvme smart-log.
+# figures and the drive report read inside the guest with nvme smart-log
+# and the H3100 vendor log (CAh: NAND bytes written, WAF).
 #
 #   scripts/sql-bench.sh [options]
 #
@@ -212,13 +213,19 @@ umount /mnt/db || die "umount"
 smart end
 
 step vendorlog
-# The H3100 vendor log (NAND bytes, WAF, reclaim, buffer stalls) is issue 5;
-# until the device answers it, say so instead of inventing figures.
-if nvme get-log /dev/nvme0 --log-id=0xc0 --log-len=512 >/tmp/vlog 2>&1; then
-    echo "@@VENDOR available"; sed 's/^/@@VLOG /' /tmp/vlog
+# The H3100 vendor log (CAh: NAND bytes, WAF, reclaim, buffer stalls) as
+# hex bytes, decoded on the host; the OCP extended SMART log (C0h) as
+# nvme-cli prints it.
+if nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary \
+        >/tmp/vlog.bin 2>/tmp/vlog.err; then
+    echo "@@VENDOR available"
+    od -An -v -tx1 /tmp/vlog.bin | sed 's/^/@@VLOGHEX /'
 else
-    echo "@@VENDOR unavailable $(tr '\n' ' ' </tmp/vlog)"
+    echo "@@VENDOR unavailable $(tr '\n' ' ' </tmp/vlog.err)"
 fi
+echo "@@OCPLOG-BEGIN"
+nvme ocp smart-add-log /dev/nvme0 2>&1
+echo "@@OCPLOG-END"
 echo "@@SMARTLOG-BEGIN"
 nvme smart-log /dev/nvme0
 echo "@@SMARTLOG-END"
@@ -302,12 +309,27 @@ fi
 printf 'percentage used            %s %%\n' "$(smartv end percent_used)"
 printf 'available spare            %s %%\n' "$(smartv end avail_spare)"
 printf 'media errors               %s\n' "$(smartv end media_errors)"
-if grep -q '^@@VENDOR available' "$out"; then
-    printf 'vendor log 0xC0            present (raw dump in %s); not decoded yet\n' "$out"
+# the vendor log's bytes (hex, from the guest's od) and fields in them
+mapfile -t vb < <(awk '$1 == "@@VLOGHEX" { for (i = 2; i <= NF; i++) print $i }' "$out")
+# vle OFFSET BYTES: a little-endian field of the vendor log
+vle() { local v=0 i; for ((i = $1 + $2 - 1; i >= $1; i--)); do v=$(((v << 8) | 16#${vb[i]})); done; echo "$v"; }
+milli() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
+if [ "${#vb[@]}" -ge 256 ] && [ "$(vle 0 2)" = 1 ]; then
+    printf 'NAND bytes written         %s (vendor log CAh; host bytes %s; since the drive started)\n' \
+        "$(human "$(vle 16 8)")" "$(human "$(vle 8 8)")"
+    printf 'WAF                        %s (NAND / host bytes; last %s s: %s)\n' \
+        "$(milli "$(vle 24 8)")" "$(vle 4 4)" "$(milli "$(vle 32 8)")"
+    printf 'reclaim                    %s runs, %s x 4 KiB moved; %s write-buffer stalls\n' \
+        "$(vle 64 8)" "$(vle 72 8)" "$(vle 112 8)"
+    vlog_tool=$H3100_PROJECT/build/tools/h3100-vlog
+    if [ -x "$vlog_tool" ]; then
+        for b in "${vb[@]}"; do printf '%b' "\\x$b"; done >"$workdir/last-vlog.bin"
+        "$vlog_tool" "$workdir/last-vlog.bin" >"$workdir/last-vlog.txt" 2>&1 || true
+        printf '(vendor log decoded by h3100-vlog: %s)\n' "$workdir/last-vlog.txt"
+    fi
 else
-    printf 'NAND bytes written         not available until the vendor log (issue 5)\n'
-    printf 'WAF                        not available until the vendor log (issue 5)\n'
-    printf 'reclaim runs, buffer stalls not available until the vendor log (issue 5)\n'
+    printf 'NAND bytes written, WAF    vendor log CAh unavailable: %s\n' \
+        "$(awk '$1 == "@@VENDOR" { $1 = ""; print; exit }' "$out")"
 fi
 printf '(MariaDB status after the run, before shutdown: Innodb_data_written %s, Innodb_os_log_written %s, Innodb_data_fsyncs %s)\n' \
     "$(human "$(mysqlv Innodb_data_written)")" "$(human "$(mysqlv Innodb_os_log_written)")" \
