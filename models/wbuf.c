@@ -27,7 +27,9 @@ uint64_t wbuf_occupancy(Wbuf *w, Nand *n, uint64_t t)
 
 uint64_t wbuf_admit(Wbuf *w, Nand *n, uint64_t t, uint64_t bytes)
 {
-    uint64_t at = tl_max(t, w->last_admit);
+    /* admissions stay in order: a command never overtakes one that came
+     * before it (that wait is not a stall of the buffer's making) */
+    uint64_t in_turn = tl_max(t, w->last_admit), at = in_turn;
 
     /* wait for programs to finish; a command larger than the buffer
      * waits for it to drain and then streams through */
@@ -39,9 +41,9 @@ uint64_t wbuf_admit(Wbuf *w, Nand *n, uint64_t t, uint64_t bytes)
         }
         at = tl_max(at, next);
     }
-    if (at > t) {
+    if (at > in_turn) {
         w->stats.stalls++;
-        w->stats.stall_ns += at - t;
+        w->stats.stall_ns += at - in_turn;
     }
     w->held += bytes;
     w->last_admit = at;
