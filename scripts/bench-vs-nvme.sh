@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Side by side with QEMU's stock nvme device (issue 4 item 5).
+#
+#   scripts/bench-vs-nvme.sh [options]
+#
+# Boots the same Linux guest (scripts/guest-run.sh, TCG) once with QEMU's
+# stock `-device nvme,serial=...,drive=d0` and once with
+# `-device dapustor-h3100,drive=d0,timing=off`, each on a fresh sparse raw
+# file of the same size, and runs the same fio jobs inside (libaio,
+# O_DIRECT, /dev/nvme0n1):
+#   seqwrite-128k-qd32  128 KiB sequential write, QD32 (also fills the region)
+#   randread-4k-qd1     4 KiB random read, QD1, over the written region
+#   randread-4k-qd32    4 KiB random read, QD32, over the written region
+# The pair of boots is repeated --reps times (default 2) to show the noise.
+# Prints one table: job, run, IOPS stock nvme, IOPS dapustor-h3100, ratio
+# ours/stock.  Exit status 0 when every run completed (the ratio is a figure,
+# not a pass/fail; see docs/benchmarks.md).
+#
+#   --runtime S      seconds per fio job (default 3)
+#   --size SIZE      fio region (default 128M); the backing file is 256M
+#   --reps N         repetitions of the pair of boots (default 2)
+#   --capacity C     the H3100 profile (default 0.8T; namespace = the file)
+#   --accel tcg|kvm|auto  default tcg (KVM does not work on the build host)
+#   --qemu PATH      default build/qemu-system-x86_64 (or $H3100_QEMU)
+#   --keep DIR       keep the raw guest outputs in DIR
+#   --h3100-opts OPTS  more dapustor-h3100 options (e.g. vwc=on)
+#   --qemu-args 'A B'  extra QEMU arguments for both devices (e.g. -trace ...)
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+runtime=3
+size=128M
+reps=2
+capacity=0.8T
+accel=tcg
+keep=''
+extra=''
+hopts=''
+
+need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
+while [ $# -gt 0 ]; do
+    case $1 in
+    --runtime) need "$@"; runtime=$2; shift ;;
+    --size) need "$@"; size=$2; shift ;;
+    --reps) need "$@"; reps=$2; shift ;;
+    --capacity) need "$@"; capacity=$2; shift ;;
+    --accel) need "$@"; accel=$2; shift ;;
+    --qemu) need "$@"; qemu=$2; shift ;;
+    --keep) need "$@"; keep=$2; shift ;;
+    --h3100-opts) need "$@"; hopts=,$2; shift ;;
+    --qemu-args) need "$@"; extra=$2; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) h3100_die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+[[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || h3100_die "--runtime: seconds, e.g. 3"
+[[ $reps =~ ^[1-9][0-9]*$ ]] || h3100_die "--reps: a positive integer"
+[[ $size =~ ^[1-9][0-9]*[KMG]$ ]] || h3100_die "--size: e.g. 128M (at most 256M)"
+case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
+case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
+[ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+
+say() { printf '[bench-vs-nvme] %s\n' "$*" >&2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vsnvme.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+[ -z "$keep" ] || mkdir -p "$keep"
+dbytes=$((256 * 1024 * 1024))
+
+# The guest script: the three jobs, one terse line each (fields: 8 read
+# IOPS, 40 read mean latency us, 49 write IOPS, 81 write mean latency us).
+cat >"$tmp/guest.sh" <<GUEST
+RT=$runtime
+SZ=$size
+GUEST
+cat >>"$tmp/guest.sh" <<'GUEST'
+job() {
+    n=$1; shift
+    fio --name="$n" --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
+        --size="$SZ" --runtime="$RT" --time_based=1 --randrepeat=1 \
+        --output-format=terse --terse-version=3 "$@" >/tmp/$n.t 2>/tmp/$n.e
+    r=$?
+    awk -F';' -v n="$n" -v r="$r" '{ printf "RESULT %s rc=%s riops=%s rlat=%s wiops=%s wlat=%s\n", n, r, $8, $40, $49, $81 }' /tmp/$n.t
+    [ "$r" = 0 ] || sed 's/^/  /' /tmp/$n.e
+}
+nvme list 2>/dev/null | grep nvme0n1 | sed 's/^/DRIVE /'
+job seqwrite-128k-qd32 --rw=write --bs=128k --iodepth=32
+job randread-4k-qd1 --rw=randread --bs=4k --iodepth=1
+job randread-4k-qd32 --rw=randread --bs=4k --iodepth=32
+GUEST
+
+declare -A iops
+run_one() {  # run_one REP DEV
+    local rep=$1 dev=$2 disk=$tmp/d.raw devarg out
+    rm -f "$disk"
+    truncate -s "$dbytes" "$disk"
+    case $dev in
+    stock) devarg="nvme,serial=benchstock,drive=d0" ;;
+    h3100) devarg="dapustor-h3100,drive=d0,capacity=$capacity,model-params=user_bytes=$dbytes,timing=off$hopts" ;;
+    esac
+    out=$tmp/$dev.$rep.out
+    say "run $rep/$reps: $dev (-device ${devarg%%,*}), 3 fio jobs x ${runtime}s"
+    # shellcheck disable=SC2086  # --qemu-args is split on purpose
+    if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel "$accel" --no-disk \
+        --timeout 300 "$tmp/guest.sh" -- \
+        -drive "file=$disk,if=none,id=d0,format=raw" -device "$devarg" $extra \
+        >"$out" 2>"$tmp/$dev.$rep.err"; then
+        sed 's/^/  | /' "$tmp/$dev.$rep.err" >&2
+        h3100_die "the guest run with $dev failed (output above)"
+    fi
+    [ -z "$keep" ] || cp "$out" "$tmp/$dev.$rep.err" "$keep/"
+    local line n v rc ri wi
+    while read -r line; do
+        case $line in
+        'DRIVE '*) say "  $line" ;;
+        'RESULT '*)
+            read -r _ n rc ri _ wi _ <<<"$line"
+            [ "$rc" = rc=0 ] || h3100_die "fio $n failed on $dev ($rc)"
+            case $n in seqwrite*) v=${wi#wiops=} ;; *) v=${ri#riops=} ;; esac
+            iops[$n.$rep.$dev]=$v
+            say "  $n: $v IOPS"
+            ;;
+        esac
+    done <"$out"
+}
+
+for ((rep = 1; rep <= reps; rep++)); do
+    run_one "$rep" stock
+    run_one "$rep" h3100
+done
+
+printf '\n%-20s %4s %14s %14s %12s\n' job run 'stock nvme' 'dapustor-h3100' 'ours/stock'
+for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32; do
+    for ((rep = 1; rep <= reps; rep++)); do
+        a=${iops[$n.$rep.stock]:-0} b=${iops[$n.$rep.h3100]:-0}
+        awk -v n="$n" -v r="$rep" -v a="$a" -v b="$b" 'BEGIN {
+            printf "%-20s %4s %14.0f %14.0f %12s\n", n, r, a, b, (a > 0 ? sprintf("%.2f", b / a) : "n/a") }'
+    done
+done
+echo "(IOPS from fio inside the guest; $accel, ${runtime}s per job, region $size of a sparse raw 256 MiB file)"
