@@ -105,3 +105,15 @@ uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget)
     c->len++;
     return start + len;
 }
+
+uint64_t cal_ahead(const Calendar *c, uint64_t t)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = c->len; i > 0 && c->span[i - 1].end > t; i--) {
+        const CalSpan *s = &c->span[i - 1];
+
+        sum += s->end - (s->start > t ? s->start : t);
+    }
+    return sum;
+}

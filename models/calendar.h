@@ -33,4 +33,7 @@ uint64_t cal_probe(const Calendar *c, uint64_t t, uint64_t len);
  */
 uint64_t cal_book(Calendar *c, uint64_t t, uint64_t len, uint64_t forget);
 
+/* Booked time after @t. */
+uint64_t cal_ahead(const Calendar *c, uint64_t t);
+
 #endif

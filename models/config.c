@@ -65,6 +65,27 @@ const char *const *h3100_profile_names(void)
     return profile_name_list;
 }
 
+/*
+ * One heatsinked U.2 drive in a server's airflow, whatever its capacity:
+ * the thermal resistance puts the 7 W idle drive at 40 C with 25 C inlet
+ * air, so a fully busy 3.2 TB (10.5 W) settles near 47 C and a 6.4 TB
+ * (11.5 W) near 50 C.  Thresholds are common enterprise values: warning
+ * and light throttling at 70 C, heavy at 80 C, critical at 85 C.
+ */
+static void fill_thermal(H3100ThermalParams *t)
+{
+    t->ambient_k = 298;
+    t->thermal_r_mk_per_w = 2143;     /* (313 K - 298 K) / 7 W */
+    t->thermal_tau_ms = 60000;
+    t->wctemp_k = 343;
+    t->cctemp_k = 358;
+    t->tmt1_k = 343;
+    t->tmt2_k = 353;
+    t->throttle_hyst_k = 2;
+    t->throttle_light_pct = 50;
+    t->throttle_heavy_pct = 20;
+}
+
 static void fill_common(H3100Config *cfg)
 {
     H3100Geometry *g = &cfg->geo;
@@ -131,6 +152,7 @@ static void fill_common(H3100Config *cfg)
     cfg->ftl.spare_threshold_pct = 10;
 
     cfg->idle_mw = 7000;
+    fill_thermal(&cfg->thermal);
     cfg->seed = 1;
 }
 
@@ -231,6 +253,16 @@ static const Field fields[] = {
     F32("spare_threshold_pct", ftl.spare_threshold_pct, 0, 100),
     F32("idle_mw", idle_mw, 0, 1000000),
     F32("active_mw", active_mw, 0, 1000000),
+    F32("ambient_k", thermal.ambient_k, 200, 400),
+    F32("thermal_r_mk_per_w", thermal.thermal_r_mk_per_w, 0, 100000),
+    F32("thermal_tau_ms", thermal.thermal_tau_ms, 1, 3600000),
+    F32("wctemp_k", thermal.wctemp_k, 273, 500),
+    F32("cctemp_k", thermal.cctemp_k, 273, 500),
+    F32("tmt1_k", thermal.tmt1_k, 273, 500),
+    F32("tmt2_k", thermal.tmt2_k, 273, 500),
+    F32("throttle_hyst_k", thermal.throttle_hyst_k, 0, 50),
+    F32("throttle_light_pct", thermal.throttle_light_pct, 1, 100),
+    F32("throttle_heavy_pct", thermal.throttle_heavy_pct, 1, 100),
     F64("seed", seed, 0, UINT64_MAX),
 };
 
@@ -398,6 +430,25 @@ static bool invalid(GError **errp, const char *fmt, ...)
     return false;
 }
 
+static bool thermal_validate(const H3100ThermalParams *t, GError **errp)
+{
+    if (t->tmt1_k >= t->tmt2_k) {
+        return invalid(errp, "tmt1_k=%u must be below tmt2_k=%u (light "
+                       "throttling starts before heavy)", t->tmt1_k,
+                       t->tmt2_k);
+    }
+    if (t->wctemp_k >= t->cctemp_k) {
+        return invalid(errp, "wctemp_k=%u must be below cctemp_k=%u",
+                       t->wctemp_k, t->cctemp_k);
+    }
+    if (t->throttle_heavy_pct > t->throttle_light_pct) {
+        return invalid(errp, "throttle_heavy_pct=%u must not exceed "
+                       "throttle_light_pct=%u", t->throttle_heavy_pct,
+                       t->throttle_light_pct);
+    }
+    return true;
+}
+
 bool h3100_config_validate(const H3100Config *cfg, GError **errp)
 {
     const H3100Geometry *g = &cfg->geo;
@@ -439,6 +490,9 @@ bool h3100_config_validate(const H3100Config *cfg, GError **errp)
     if (cfg->ftl.gc_fg_free >= cfg->ftl.gc_bg_free) {
         return invalid(errp, "gc_fg_free=%u must be below gc_bg_free=%u",
                        cfg->ftl.gc_fg_free, cfg->ftl.gc_bg_free);
+    }
+    if (!thermal_validate(&cfg->thermal, errp)) {
+        return false;
     }
     if (cfg->link.encoding_num > cfg->link.encoding_den) {
         return invalid(errp, "link encoding %u/%u is above 1",

@@ -52,3 +52,13 @@ uint64_t cores_run(Cores *c, uint64_t t, uint64_t cost)
     c->busy_ns += cost;
     return cal_book(&c->cal[best], t, cost, c->present);
 }
+
+uint64_t cores_ahead_ns(const Cores *c, uint64_t t)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = 0; i < c->n; i++) {
+        sum += cal_ahead(&c->cal[i], t);
+    }
+    return sum;
+}

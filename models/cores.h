@@ -34,4 +34,7 @@ static inline void cores_set_present(Cores *c, uint64_t t)
 /* Run @cost ns of firmware from @t on the core that ends it first. */
 uint64_t cores_run(Cores *c, uint64_t t, uint64_t cost);
 
+/* Core time booked after @t, summed over cores. */
+uint64_t cores_ahead_ns(const Cores *c, uint64_t t);
+
 #endif

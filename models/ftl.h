@@ -68,6 +68,8 @@ typedef struct FtlHooks {
     void (*gc_moved)(void *opaque);
     /* @sb was erased */
     void (*erased)(void *opaque, uint32_t sb);
+    /* @sb, holding @valid slots, is the next victim (@wl: for wear) */
+    void (*gc_victim)(void *opaque, uint32_t sb, uint64_t valid, bool wl);
 } FtlHooks;
 
 typedef struct FtlStats {

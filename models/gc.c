@@ -29,12 +29,14 @@ static bool select_victim(Ftl *f)
 {
     uint32_t best = FTL_NO_SB;
     uint64_t v;
+    bool wl = false;
 
     /* moving a full cold superblock needs a spare destination */
     if (f->nfree >= 2) {
         best = ftl_pick_wear_victim(f);
         if (best != FTL_NO_SB) {
             f->stats.wl_victims++;
+            wl = true;
         }
     }
     if (best == FTL_NO_SB) {
@@ -56,6 +58,9 @@ static bool select_victim(Ftl *f)
     f->last_read_page = UINT64_MAX;
     f->stats.gc_victims++;
     v = f->sb[best].valid;
+    if (f->hooks.gc_victim) {
+        f->hooks.gc_victim(f->hooks.opaque, best, v, wl);
+    }
     f->ratio_num = v;
     f->ratio_den = f->sps > v ? f->sps - v : 1;
     if (v == 0) {

@@ -10,6 +10,7 @@
  * full program units to the NAND in the background, and reclaim competes
  * with them for dies and cores.
  */
+#include <math.h>
 #include <string.h>
 
 #include "model_priv.h"
@@ -78,10 +79,45 @@ static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
                      for_host) + m->cfg.ctrl.ecc_ns;
 }
 
+static void observe(H3100Model *m, H3100ReclaimStep step, uint32_t sb,
+                    uint64_t a, uint64_t b)
+{
+    if (m->reclaim_fn) {
+        m->reclaim_fn(m->reclaim_opaque, step, m->now, sb, a, b);
+    }
+}
+
+static uint32_t sb_of_ppn(H3100Model *m, uint64_t ppn)
+{
+    return (uint32_t)(ppn / m->ftl.sps);
+}
+
+static void hook_gc_victim(void *opaque, uint32_t sb, uint64_t valid, bool wl)
+{
+    observe(opaque, H3100_RECLAIM_VICTIM, sb, valid, wl);
+}
+
+/* Without timing only the observer wants to hear of reclaim. */
+static void hook_gc_read_untimed(void *opaque, uint64_t ppn, uint32_t nslots)
+{
+    H3100Model *m = opaque;
+
+    observe(m, H3100_RECLAIM_READ, sb_of_ppn(m, ppn), nslots, 0);
+}
+
+static void hook_erased_untimed(void *opaque, uint32_t sb)
+{
+    H3100Model *m = opaque;
+
+    observe(m, H3100_RECLAIM_ERASE, sb, m->ftl.sb[sb].erase_count,
+            m->ftl.nfree);
+}
+
 static void hook_gc_read(void *opaque, uint64_t ppn, uint32_t nslots)
 {
     H3100Model *m = opaque;
 
+    hook_gc_read_untimed(m, ppn, nslots);
     if (in_buffer(m, ppn, m->now)) {
         return;
     }
@@ -103,6 +139,7 @@ static void hook_erased(void *opaque, uint32_t sb)
     H3100Model *m = opaque;
     uint64_t done = m->now;
 
+    hook_erased_untimed(m, sb);
     for (uint32_t d = 0; d < m->ftl.dies; d++) {
         done = tl_max(done, nand_erase(&m->nand, m->now, d));
     }
@@ -117,9 +154,56 @@ void model_attach_hooks(H3100Model *m)
         .gc_read = hook_gc_read,
         .gc_moved = hook_gc_moved,
         .erased = hook_erased,
+        .gc_victim = hook_gc_victim,
+    };
+    FtlHooks observed = {
+        .opaque = m,
+        .gc_read = hook_gc_read_untimed,
+        .erased = hook_erased_untimed,
+        .gc_victim = hook_gc_victim,
     };
 
-    ftl_set_hooks(&m->ftl, m->timing ? &hooks : NULL);
+    if (m->timing) {
+        ftl_set_hooks(&m->ftl, &hooks);
+    } else {
+        ftl_set_hooks(&m->ftl, m->reclaim_fn ? &observed : NULL);
+    }
+}
+
+void h3100_model_set_reclaim_observer(H3100Model *m, H3100ReclaimFn fn,
+                                      void *opaque)
+{
+    m->reclaim_fn = fn;
+    m->reclaim_opaque = opaque;
+    model_attach_hooks(m);
+}
+
+void model_thermal_power_on(H3100Model *m)
+{
+    thermal_power_on(&m->thermal, m->nand.stats.busy_ns, m->cores.busy_ns);
+    nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+}
+
+/* Array or core time done by @t: all that was booked, less the queued. */
+static uint64_t done_by(uint64_t booked, uint64_t ahead)
+{
+    return booked > ahead ? booked - ahead : 0;
+}
+
+/* Heat up to @now, at most once per thermal step: the hot path pays one
+ * comparison. */
+static void model_thermal(H3100Model *m, uint64_t now)
+{
+    uint64_t nand, core;
+
+    if (!m->timing || !thermal_due(&m->thermal, now)) {
+        return;
+    }
+    nand = done_by(m->nand.stats.busy_ns, nand_ahead_ns(&m->nand, now));
+    core = done_by(m->cores.busy_ns, cores_ahead_ns(&m->cores, now));
+    if (thermal_update(&m->thermal, now, nand, core)) {
+        nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+    }
 }
 
 H3100Model *h3100_model_new(const H3100Config *cfg, GError **errp)
@@ -144,6 +228,8 @@ H3100Model *h3100_model_new(const H3100Config *cfg, GError **errp)
     m->units_per_sb = m->ftl.sps / m->ftl.spu;
     m->units = g_new0(UnitDone, UNIT_TABLE);
     m->timing = true;
+    thermal_init(&m->thermal, &m->cfg);
+    model_thermal_power_on(m);
     model_attach_hooks(m);
     return m;
 }
@@ -170,6 +256,11 @@ const H3100Config *h3100_model_config(const H3100Model *m)
 
 void h3100_model_set_timing(H3100Model *m, bool on)
 {
+    if (on && !m->timing) {
+        /* work done at FTL speed (preconditioning) took no time: no heat */
+        thermal_skip_work(&m->thermal, m->nand.stats.busy_ns,
+                          m->cores.busy_ns);
+    }
     m->timing = on;
     model_attach_hooks(m);
 }
@@ -186,6 +277,8 @@ void h3100_model_reset_time(H3100Model *m)
     m->gc_unit_ready = 0;
     m->now = 0;
     m->last_now = 0;
+    /* a new run is a power cycle: the drive starts cool */
+    model_thermal_power_on(m);
 }
 
 /*
@@ -360,6 +453,7 @@ void h3100_model_idle(H3100Model *m, uint64_t now)
 {
     uint64_t from = m->last_now + IDLE_RECLAIM_AFTER_NS;
 
+    model_thermal(m, now);
     if (!m->timing || now <= from || !ftl_gc_idle_wanted(&m->ftl)) {
         return;
     }
@@ -489,6 +583,30 @@ char *h3100_model_check(const H3100Model *m)
     return g_string_free(why, FALSE);
 }
 
+static void health_thermal(H3100Model *m, uint64_t now, H3100Health *h)
+{
+    const Thermal *th = &m->thermal;
+
+    model_thermal(m, now);
+    h->temperature_k = (uint32_t)lround(th->temp_k);
+    h->power_mw = (uint32_t)lround(th->power_mw);
+    h->throttle_level = th->level;
+    h->warn_temp_ns = th->stats.warn_ns;
+    h->crit_temp_ns = th->stats.crit_ns;
+    h->tmt1_transitions = th->stats.tmt1_transitions;
+    h->tmt2_transitions = th->stats.tmt2_transitions;
+    h->tmt1_ns = th->stats.tmt1_ns;
+    h->tmt2_ns = th->stats.tmt2_ns;
+}
+
+void h3100_model_set_thermal_limits(H3100Model *m, uint32_t tmt1_k,
+                                    uint32_t tmt2_k)
+{
+    if (thermal_set_limits(&m->thermal, tmt1_k, tmt2_k)) {
+        nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+    }
+}
+
 void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)
 {
     const Ftl *f = &m->ftl;
@@ -539,6 +657,7 @@ void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)
         h->nand_backlog_ns = MAX(h->nand_backlog_ns, end > now ? end - now : 0);
     }
     h->core_busy_ns = m->cores.busy_ns;
+    health_thermal(m, now, h);
     h->read_only = m->read_only;
     h->waf = f->stats.host_slots ? (double)programmed /
              (f->stats.host_slots * H3100_SLOT_BYTES) : 0.0;

@@ -10,6 +10,7 @@
 #include "link.h"
 #include "nand.h"
 #include "readahead.h"
+#include "thermal.h"
 #include "wbuf.h"
 
 /* Recently handed-over program units and when they finish. */
@@ -44,6 +45,7 @@ struct H3100Model {
     Cores cores;
     Wbuf wbuf;
     ReadAhead ra;
+    Thermal thermal;
     uint64_t now;                     /* time of the work being charged */
     uint64_t arrival;                 /* when the current command came */
     uint64_t last_now;
@@ -52,8 +54,13 @@ struct H3100Model {
     uint64_t units_per_sb;
     UnitDone *units;
     ModelCounters c;
+    H3100ReclaimFn reclaim_fn;        /* tracing observer, may be NULL */
+    void *reclaim_opaque;
 };
 
 void model_attach_hooks(H3100Model *m);
+
+/* A power cycle for the thermal model: idle temperature, no throttle. */
+void model_thermal_power_on(H3100Model *m);
 
 #endif

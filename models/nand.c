@@ -22,6 +22,24 @@ void nand_init(Nand *n, const H3100Config *cfg)
     n->present = 0;
     n->next_retire = UINT64_MAX;
     memset(&n->stats, 0, sizeof(n->stats));
+    nand_set_throttle(n, 100);
+}
+
+static uint64_t stretch(uint64_t ns, uint32_t keep_pct)
+{
+    return (ns * 100 + keep_pct - 1) / keep_pct;
+}
+
+void nand_set_throttle(Nand *n, uint32_t keep_pct)
+{
+    const H3100NandTiming *nt = &n->cfg->nand;
+
+    for (uint32_t i = 0; i < H3100_PAGE_TYPES; i++) {
+        n->read_hold_ns[i] = stretch(nt->t_read_ns[i], keep_pct);
+    }
+    n->prog_hold_ns = stretch(nt->t_prog_ns, keep_pct);
+    n->erase_hold_ns = stretch(nt->t_erase_ns, keep_pct);
+    n->keep_pct = keep_pct;
 }
 
 void nand_destroy(Nand *n)
@@ -119,7 +137,7 @@ uint64_t nand_read(Nand *n, uint64_t t, uint32_t die, uint32_t plane,
     const H3100NandTiming *nt = &n->cfg->nand;
     uint64_t *plane_free = &n->read_free[die * n->planes + plane];
     uint64_t *die_planes = &n->read_free[die * n->planes];
-    uint64_t t_r = nt->t_read_ns[ptype];
+    uint64_t t_r = n->read_hold_ns[ptype];
     uint64_t start = tl_max(t, *plane_free);
     DieQueue *q = &n->q[die];
     uint32_t i = 0;
@@ -162,7 +180,7 @@ transfer:
         }
     }
     n->stats.page_reads++;
-    n->stats.busy_ns += t_r;
+    n->stats.busy_ns += nt->t_read_ns[ptype];
     /* cache read: the plane starts its next read while this one's data
      * leaves the cache register over the bus */
     return bus_book(n, die, end, nt->t_cmd_ns + slots * n->slot_xfer_ns);
@@ -185,12 +203,13 @@ uint64_t nand_program(Nand *n, uint64_t t, uint32_t die,
     /* data goes into the die's cache register while it may still be busy */
     uint64_t data_in = bus_book(n, die, t, nt->t_cmd_ns + n->unit_xfer_ns);
     uint64_t start = tl_max(data_in, array_free(n, die));
+    uint64_t end = start + n->prog_hold_ns;
 
-    queue_push(&n->q[die], start, start + nt->t_prog_ns, host_bytes);
-    note_end(n, start + nt->t_prog_ns);
+    queue_push(&n->q[die], start, end, host_bytes);
+    note_end(n, end);
     n->stats.programs++;
     n->stats.busy_ns += nt->t_prog_ns;
-    return start + nt->t_prog_ns;
+    return end;
 }
 
 uint64_t nand_erase(Nand *n, uint64_t t, uint32_t die)
@@ -198,12 +217,13 @@ uint64_t nand_erase(Nand *n, uint64_t t, uint32_t die)
     const H3100NandTiming *nt = &n->cfg->nand;
     uint64_t start = tl_max(bus_book(n, die, t, nt->t_cmd_ns),
                             array_free(n, die));
+    uint64_t end = start + n->erase_hold_ns;
 
-    queue_push(&n->q[die], start, start + nt->t_erase_ns, 0);
-    note_end(n, start + nt->t_erase_ns);
+    queue_push(&n->q[die], start, end, 0);
+    note_end(n, end);
     n->stats.erases++;
     n->stats.busy_ns += nt->t_erase_ns;
-    return start + nt->t_erase_ns;
+    return end;
 }
 
 /* Operations only ever move later, so next_retire is a safe lower bound
@@ -258,4 +278,19 @@ uint64_t nand_earliest_free(const Nand *n)
         t = tl_min(t, array_free(n, d));
     }
     return t;
+}
+
+/* The queues cannot say: the write buffer retires operations as of the
+ * future time a stalled write is admitted.  A die's work runs back to
+ * back, so the time to its last operation's end is what it has ahead. */
+uint64_t nand_ahead_ns(const Nand *n, uint64_t t)
+{
+    uint64_t held = 0;
+
+    for (uint32_t d = 0; d < n->dies; d++) {
+        uint64_t end = n->q[d].last_end;
+
+        held += end > t ? end - t : 0;
+    }
+    return held * n->keep_pct / 100;
 }

@@ -52,12 +52,26 @@ typedef struct Nand {
     uint64_t *read_free;              /* per plane (die * planes + plane) */
     uint64_t present;                 /* bookings before this are past */
     uint64_t next_retire;             /* no queued op ends before this */
+    /* how long an operation holds its die or plane: the array time, or
+     * longer when throttled (nand_set_throttle) */
+    uint64_t read_hold_ns[H3100_PAGE_TYPES];
+    uint64_t prog_hold_ns;
+    uint64_t erase_hold_ns;
+    uint32_t keep_pct;                /* throughput kept when throttled */
     NandStats stats;
 } Nand;
 
 void nand_init(Nand *n, const H3100Config *cfg);
 void nand_destroy(Nand *n);
 void nand_reset_time(Nand *n);
+
+/*
+ * Thermal throttling: from now on the array delivers @keep_pct percent of
+ * its throughput.  Each operation holds its die (or plane) 100 / @keep_pct
+ * times as long, while busy_ns still counts the array time only: the die
+ * idles in between, as firmware spacing out operations to cool down.
+ */
+void nand_set_throttle(Nand *n, uint32_t keep_pct);
 
 /* Nothing will be booked before @t any more. */
 static inline void nand_set_present(Nand *n, uint64_t t)
@@ -93,5 +107,11 @@ uint64_t nand_next_host_done(const Nand *n);
 
 /* Earliest time any die's array is free (for idle reclaim). */
 uint64_t nand_earliest_free(const Nand *n);
+
+/*
+ * Array time of the programs and erases queued to run after @t, summed
+ * over dies (reads are short and left out), at the current throttle.
+ */
+uint64_t nand_ahead_ns(const Nand *n, uint64_t t);
 
 #endif

@@ -10,13 +10,21 @@
  *   Timing parameters are not part of the identity: a saved drive can be
  *   loaded with other timings.
  *
- * Version 2 (this one) adds, after the model's sections and inside the
- * payload checksum, a front end's own state: a uint64_t length and that
- * many opaque bytes (the QEMU device's counters, firmware slots and
+ * Version 2 adds, after the model's sections and inside the payload
+ * checksum, a front end's own state: a uint64_t length and that many
+ * opaque bytes (the QEMU device's counters, firmware slots and
  * uncorrectable LBAs; zero bytes from h3100-sim).  The header's flags
  * word (reserved, zero, in version 1) holds H3100_STATE_DIRTY: the file
- * belongs to a drive that is running or did not stop cleanly.  Version 1
- * files still load, with no extra state.
+ * belongs to a drive that is running or did not stop cleanly.
+ *
+ * Version 3 (this one) adds, as the model's last section (before the
+ * front end's), the thermal lifetime counters: ThermalStats, 40 bytes
+ * (time above the warning and critical temperatures, throttling
+ * transitions and time).  The temperature itself is not saved: loading
+ * is a power cycle, and the drive starts at its idle temperature.
+ *
+ * Versions 1 and 2 still load, with no extra state (version 1) and
+ * thermal counters at zero.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,7 +36,7 @@
 #include "model_priv.h"
 
 #define STATE_MAGIC "H3100ST\n"
-#define STATE_VERSION 2u
+#define STATE_VERSION 3u
 #define STATE_VERSION_MIN 1u
 
 typedef struct StateHeader {
@@ -46,6 +54,7 @@ typedef struct StateHeader {
 } StateHeader;
 
 _Static_assert(sizeof(StateHeader) == 112, "the header is part of the format");
+_Static_assert(sizeof(ThermalStats) == 40, "saved as is (version 3)");
 
 typedef struct Stream {
     FILE *f;
@@ -161,6 +170,7 @@ static void save_payload(H3100Model *m, Stream *s)
             put(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS);
         }
     }
+    PUT(s, m->thermal.stats);
 }
 
 bool h3100_model_save_with(H3100Model *m, const char *path,
@@ -382,6 +392,18 @@ static const char *load_payload(H3100Model *m, Stream *s)
     return NULL;
 }
 
+/* Version 3's thermal counters: NULL or the bad part. */
+static const char *load_thermal(H3100Model *m, Stream *s, uint32_t version)
+{
+    if (version >= 3 && !GET(s, m->thermal.stats)) {
+        return "truncated thermal counters";
+    }
+    /* loading is a power cycle: the counters carry on, the drive starts
+     * at its idle temperature with the configured thresholds */
+    model_thermal_power_on(m);
+    return NULL;
+}
+
 /* Open @path and check its header; NULL (with @errp set) if it is bad. */
 static FILE *open_checked(const char *path, const char *mode, StateHeader *h,
                           GError **errp)
@@ -466,6 +488,9 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
     /* a fresh model holds no superblock tables yet; loading fills them */
     s.limit = h.payload_bytes;
     bad = load_payload(m, &s);
+    if (!bad) {
+        bad = load_thermal(m, &s, h.version);
+    }
     if (!bad) {
         bad = load_extra(&s, h.version, &blob);
     }

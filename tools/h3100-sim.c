@@ -2,6 +2,7 @@
  * h3100-sim: run fio-like workloads against the H3100 drive model in
  * simulated time, and print what fio would, plus what the drive did.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ static char *opt_runtime;
 static char *opt_ramp;
 static char *opt_precondition;
 static char *opt_interval;
+static char *opt_telemetry;
 static char *opt_save;
 static char *opt_load;
 static gint64 opt_seed = 1;
@@ -57,6 +59,9 @@ static GOptionEntry entries[] = {
       "none|seq|rand:N|overwrite:N, at FTL speed (default none)", "SPEC" },
     { "interval", 0, 0, G_OPTION_ARG_STRING, &opt_interval,
       "Print a row every T simulated seconds", "T" },
+    { "telemetry", 0, 0, G_OPTION_ARG_FILENAME, &opt_telemetry,
+      "Write a JSON row every --interval (default 1 s) and a latency CDF "
+      "to FILE", "FILE" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &opt_seed,
       "Random seed (default 1)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &opt_json,
@@ -115,12 +120,41 @@ static void build_spec(SimSpec *spec, const H3100Config *cfg)
     spec->iodepth = opt_iodepth;
     spec->numjobs = opt_numjobs;
     spec->seed = (uint64_t)opt_seed;
-    spec->interval_out = stdout;
+    spec->interval_out = opt_interval ? stdout : NULL;
     spec->interval_json = opt_json;
+    if (opt_telemetry && !opt_interval) {
+        spec->interval_ns = 1000000000ULL;
+    }
     for (uint32_t i = 0; i < spec->nbs; i++) {
         if (spec->bs[i].bytes > spec->span_bytes / spec->numjobs) {
             die("--bs is larger than each job's share of --span");
         }
+    }
+}
+
+/* Opened before the drive, so a bad path fails before a long precondition. */
+static FILE *open_telemetry(void)
+{
+    FILE *f = fopen(opt_telemetry, "w");
+
+    if (!f) {
+        g_autofree char *msg = g_strdup_printf("--telemetry=%s: %s",
+                                               opt_telemetry,
+                                               g_strerror(errno));
+        die(msg);
+    }
+    return f;
+}
+
+/* A write that failed (a full disk) left the stream's error flag: say so. */
+static void close_telemetry(FILE *f)
+{
+    bool failed = ferror(f);
+
+    if (fclose(f) || failed) {
+        g_autofree char *msg = g_strdup_printf("--telemetry=%s: write failed",
+                                               opt_telemetry);
+        die(msg);
     }
 }
 
@@ -191,13 +225,19 @@ int main(int argc, char **argv)
         return 0;
     }
     build_spec(&spec, &cfg);
+    if (opt_telemetry) {
+        spec.telemetry_out = open_telemetry();
+    }
     m = open_model(&cfg);
-    if (spec.interval_ns && !opt_json) {
+    if (spec.interval_out && !opt_json) {
         printf("%10s %12s %10s %12s %12s %7s %6s %9s\n", "time_s", "iops",
                "mb_s", "lat_mean_us", "lat_p99_us", "waf", "free",
                "backlog_ms");
     }
     sim_run(m, &spec, &now, &res);
+    if (spec.telemetry_out) {
+        close_telemetry(spec.telemetry_out);
+    }
     if (opt_json) {
         sim_print_result_json(stdout, &spec, &res, cfg.profile);
     } else {

@@ -126,18 +126,18 @@ static bool run_profile(Sheet *s, const Target *t, const char *overrides,
     emit(s, t->profile, &row);
     r = run(m, &now, SIM_RANDREAD, 4096, 1, 1, 0.05, 0.5, seed);
     row = (Row){ "lat_rand_read_4k_us", "us", lat_rand_read_us,
-                 hist_mean(&r.lat) / 1e3 };
+                 h3100_lathist_mean(&r.lat) / 1e3 };
     emit(s, t->profile, &row);
     r = run(m, &now, SIM_READ, 4096, 1, 1, 0.05, 0.2, seed);
     row = (Row){ "lat_seq_read_4k_us", "us", lat_seq_read_us,
-                 hist_mean(&r.lat) / 1e3 };
+                 h3100_lathist_mean(&r.lat) / 1e3 };
     emit(s, t->profile, &row);
     r = run(m, &now, SIM_WRITE, 128 << 10, 32, 1, 0.2, 1.0, seed);
     row = (Row){ "seq_write_128k_mbps", "MB/s", t->seq_write_mbps, r.mbps };
     emit(s, t->profile, &row);
     r = run(m, &now, SIM_WRITE, 4096, 1, 1, 0.05, 0.2, seed);
     row = (Row){ "lat_seq_write_4k_us", "us", lat_seq_write_us,
-                 hist_mean(&r.lat) / 1e3 };
+                 h3100_lathist_mean(&r.lat) / 1e3 };
     emit(s, t->profile, &row);
 
     snprintf(label, sizeof(label), "%s rand:2", t->profile);
@@ -157,7 +157,7 @@ static bool run_profile(Sheet *s, const Target *t, const char *overrides,
     emit(s, t->profile, &row);
     r = run(m, &now, SIM_RANDWRITE, 4096, 1, 1, 0.05, 0.5, seed);
     row = (Row){ "lat_rand_write_4k_us", "us", lat_rand_write_us,
-                 hist_mean(&r.lat) / 1e3 };
+                 h3100_lathist_mean(&r.lat) / 1e3 };
     emit(s, t->profile, &row);
     h3100_model_free(m);
     return true;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "h3100/telemetry.h"
 #include "heap.h"
 #include "rng.h"
 #include "sim_engine.h"
@@ -252,57 +253,73 @@ static void init_jobs(const SimSpec *spec, Job *jobs)
     }
 }
 
+/* The completions of one --interval / --telemetry row. */
 typedef struct Window {
     uint64_t start;
-    Hist lat;
-    uint64_t ios;
+    H3100Health begin;                /* the drive at @start */
+    H3100LatHist lat;
+    uint64_t read_ios;
+    uint64_t write_ios;
     uint64_t bytes;
-    uint64_t nand;
-    uint64_t host;
 } Window;
 
-static void window_open(Window *w, H3100Model *m, uint64_t t)
+static void window_open(Window *w, uint64_t t)
 {
-    H3100Health h;
-
-    h3100_model_health(m, t, &h);
-    hist_reset(&w->lat);
+    h3100_lathist_reset(&w->lat);
     w->start = t;
-    w->ios = 0;
+    w->read_ios = 0;
+    w->write_ios = 0;
     w->bytes = 0;
-    w->nand = h.nand_write_bytes;
-    w->host = h.host_write_bytes;
 }
 
-static void window_print(const SimSpec *spec, Window *w, H3100Model *m,
-                         uint64_t end)
+static void put_json_row(FILE *out, const H3100TelemetryRow *r)
+{
+    g_autoptr(GString) line = g_string_sized_new(512);
+
+    h3100_telemetry_json(r, line);
+    fputs(line->str, out);
+    fflush(out);
+}
+
+/*
+ * Close @w at @end: its row goes to each output and its completions into
+ * @run; the next window opens at @end.
+ */
+static void window_next(const SimSpec *spec, Window *w, H3100Model *m,
+                        uint64_t end, H3100LatHist *run)
 {
     H3100Health h;
-    double secs = (end - w->start) / 1e9;
-    double host = 0, nand = 0;
+    H3100TelemetryRow r = { 0 };
 
     h3100_model_health(m, end, &h);
-    host = (double)(h.host_write_bytes - w->host);
-    nand = (double)(h.nand_write_bytes - w->nand);
-    if (spec->interval_json) {
-        fprintf(spec->interval_out,
-                "{\"t\": %.3f, \"iops\": %.1f, \"mbps\": %.2f, "
-                "\"lat_mean_us\": %.2f, \"lat_p99_us\": %.2f, "
-                "\"waf\": %.3f, \"free_superblocks\": %u, "
-                "\"gc_victims\": %" PRIu64 "}\n", end / 1e9, w->ios / secs,
-                w->bytes / secs / 1e6, hist_mean(&w->lat) / 1e3,
-                hist_quantile(&w->lat, 0.99) / 1e3,
-                host > 0 ? nand / host : 0.0, h.free_superblocks,
-                h.gc_victims);
-    } else {
+    h3100_telemetry_fill_health(&r, &w->begin, &h);
+    h3100_telemetry_fill_io(&r, w->read_ios, w->write_ios, w->bytes);
+    h3100_telemetry_fill_lat(&r, &w->lat);
+    if (spec->interval_out && spec->interval_json) {
+        put_json_row(spec->interval_out, &r);
+    } else if (spec->interval_out) {
         fprintf(spec->interval_out,
                 "%10.3f %12.1f %10.2f %12.2f %12.2f %7.3f %6u %9.2f\n",
-                end / 1e9, w->ios / secs, w->bytes / secs / 1e6,
-                hist_mean(&w->lat) / 1e3, hist_quantile(&w->lat, 0.99) / 1e3,
-                host > 0 ? nand / host : 0.0, h.free_superblocks,
-                h.nand_backlog_ns / 1e6);
+                r.t_s, r.iops, r.mbps, r.lat_mean_us, r.lat_p99_us, r.waf,
+                r.free_superblocks, h.nand_backlog_ns / 1e6);
+        fflush(spec->interval_out);
     }
-    fflush(spec->interval_out);
+    if (spec->telemetry_out) {
+        put_json_row(spec->telemetry_out, &r);
+    }
+    h3100_lathist_merge(run, &w->lat);
+    w->begin = h;
+    window_open(w, end);
+}
+
+/* After the last row: the latency CDF of every completion in the rows. */
+static void put_json_cdf(FILE *out, const H3100LatHist *run)
+{
+    g_autoptr(GString) line = g_string_sized_new(8192);
+
+    h3100_telemetry_cdf_json(run, line);
+    fputs(line->str, out);
+    fflush(out);
 }
 
 /*
@@ -357,15 +374,17 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
     uint64_t victims0 = 0, moved0 = 0, stalls0 = 0, die0 = 0, core0 = 0;
     bool in_window = false;
     Window iw = { 0 };
+    H3100LatHist run_lat;             /* the rows' completions, for the CDF */
     Heap events;
     HeapItem ev;
     H3100Health h;
     struct timespec c0, c1;
 
     memset(res, 0, sizeof(*res));
-    hist_reset(&res->lat);
-    hist_reset(&res->read_lat);
-    hist_reset(&res->write_lat);
+    h3100_lathist_reset(&res->lat);
+    h3100_lathist_reset(&res->read_lat);
+    h3100_lathist_reset(&res->write_lat);
+    h3100_lathist_reset(&run_lat);
     heap_init(&events);
     init_jobs(spec, jobs);
     for (uint32_t j = 0; j < spec->numjobs; j++) {
@@ -377,7 +396,8 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
                     s, res);
     }
     if (spec->interval_ns) {
-        window_open(&iw, m, t0);
+        h3100_model_health(m, t0, &iw.begin);
+        window_open(&iw, t0);
     }
     while (heap_pop(&events, &ev)) {
         uint64_t t = ev.key;
@@ -398,8 +418,7 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
             core0 = h.core_busy_ns;
         }
         while (spec->interval_ns && t >= iw.start + spec->interval_ns) {
-            window_print(spec, &iw, m, iw.start + spec->interval_ns);
-            window_open(&iw, m, iw.start + spec->interval_ns);
+            window_next(spec, &iw, m, iw.start + spec->interval_ns, &run_lat);
         }
         if (t >= end) {
             *now = t;
@@ -407,26 +426,30 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
         }
         if (in_window) {
             res->ios++;
-            hist_add(&res->lat, lat);
+            h3100_lathist_add(&res->lat, lat);
             if (in->write) {
                 res->write_ios++;
                 res->write_bytes += bs;
-                hist_add(&res->write_lat, lat);
+                h3100_lathist_add(&res->write_lat, lat);
             } else {
                 res->read_ios++;
                 res->read_bytes += bs;
-                hist_add(&res->read_lat, lat);
+                h3100_lathist_add(&res->read_lat, lat);
             }
         }
         if (spec->interval_ns) {
-            iw.ios++;
+            iw.read_ios += !in->write;
+            iw.write_ios += in->write;
             iw.bytes += bs;
-            hist_add(&iw.lat, lat);
+            h3100_lathist_add(&iw.lat, lat);
         }
         *now = t;
         submit_next(m, spec, jobs, in->job, t, &events, inflight, slot, res);
     }
     clock_gettime(CLOCK_MONOTONIC, &c1);
+    if (spec->interval_ns && spec->telemetry_out) {
+        put_json_cdf(spec->telemetry_out, &run_lat);
+    }
     res->host_seconds = (c1.tv_sec - c0.tv_sec) +
                         (c1.tv_nsec - c0.tv_nsec) / 1e9;
     /* whatever is still in flight completes before the next run */
@@ -461,15 +484,16 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
     g_free(inflight);
 }
 
-static void print_lat(FILE *out, const char *what, const Hist *h)
+static void print_lat(FILE *out, const char *what, const H3100LatHist *h)
 {
     if (!h->count) {
         return;
     }
     fprintf(out, "  %-5s lat (us): mean=%.2f p50=%.2f p99=%.2f p99.9=%.2f "
-            "max=%.2f\n", what, hist_mean(h) / 1e3,
-            hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.99) / 1e3,
-            hist_quantile(h, 0.999) / 1e3, h->max / 1e3);
+            "max=%.2f\n", what, h3100_lathist_mean(h) / 1e3,
+            h3100_lathist_quantile(h, 0.5) / 1e3,
+            h3100_lathist_quantile(h, 0.99) / 1e3,
+            h3100_lathist_quantile(h, 0.999) / 1e3, h->max / 1e3);
 }
 
 static void format_bs(const SimSpec *spec, char *buf, size_t len)
@@ -529,13 +553,16 @@ void sim_print_result(FILE *out, const SimSpec *spec, const SimResult *res,
                                   : 0.0);
 }
 
-static void json_lat(FILE *out, const char *name, const Hist *h)
+static void json_lat(FILE *out, const char *name,
+                     const H3100LatHist *h)
 {
     fprintf(out, "  \"%s\": {\"count\": %" PRIu64 ", \"mean_us\": %.3f, "
             "\"p50_us\": %.3f, \"p99_us\": %.3f, \"p999_us\": %.3f, "
-            "\"max_us\": %.3f},\n", name, h->count, hist_mean(h) / 1e3,
-            hist_quantile(h, 0.5) / 1e3, hist_quantile(h, 0.99) / 1e3,
-            hist_quantile(h, 0.999) / 1e3, h->max / 1e3);
+            "\"max_us\": %.3f},\n", name, h->count,
+            h3100_lathist_mean(h) / 1e3,
+            h3100_lathist_quantile(h, 0.5) / 1e3,
+            h3100_lathist_quantile(h, 0.99) / 1e3,
+            h3100_lathist_quantile(h, 0.999) / 1e3, h->max / 1e3);
 }
 
 void sim_print_result_json(FILE *out, const SimSpec *spec,

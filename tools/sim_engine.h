@@ -7,8 +7,8 @@
 
 #include <stdio.h>
 
+#include "h3100/lathist.h"
 #include "h3100/model.h"
-#include "sim_hist.h"
 
 #define SIM_MAX_BS 8u
 
@@ -38,8 +38,9 @@ typedef struct SimSpec {
     uint64_t ramp_ns;
     uint64_t interval_ns;             /* 0: no interval rows */
     uint64_t seed;
-    FILE *interval_out;
+    FILE *interval_out;               /* rows as text or JSON, or NULL */
     bool interval_json;
+    FILE *telemetry_out;              /* rows and a CDF as JSON, or NULL */
 } SimSpec;
 
 typedef struct SimResult {
@@ -52,9 +53,9 @@ typedef struct SimResult {
     uint64_t errors;
     double iops;
     double mbps;                      /* 10^6 bytes per second */
-    Hist lat;                         /* all completions in the window */
-    Hist read_lat;
-    Hist write_lat;
+    H3100LatHist lat;                 /* all completions in the window */
+    H3100LatHist read_lat;
+    H3100LatHist write_lat;
     double waf;                       /* during the window */
     uint64_t gc_victims;
     uint64_t gc_slots_moved;

@@ -97,6 +97,23 @@ typedef struct H3100FtlParams {
     uint32_t spare_threshold_pct;     /* SMART available spare threshold */
 } H3100FtlParams;
 
+/*
+ * Thermal model: a first-order RC from the power drawn to the composite
+ * temperature, and throttling of the NAND when it runs hot.
+ */
+typedef struct H3100ThermalParams {
+    uint32_t ambient_k;               /* air at the drive's inlet */
+    uint32_t thermal_r_mk_per_w;      /* thermal resistance, mK per W */
+    uint32_t thermal_tau_ms;          /* time constant */
+    uint32_t wctemp_k;                /* warning composite temperature */
+    uint32_t cctemp_k;                /* critical composite temperature */
+    uint32_t tmt1_k;                  /* light throttling from here */
+    uint32_t tmt2_k;                  /* heavy throttling from here */
+    uint32_t throttle_hyst_k;         /* a level ends this far below */
+    uint32_t throttle_light_pct;      /* NAND throughput kept, light */
+    uint32_t throttle_heavy_pct;      /* NAND throughput kept, heavy */
+} H3100ThermalParams;
+
 typedef struct H3100Config {
     char profile[32];
     H3100Family family;
@@ -111,6 +128,7 @@ typedef struct H3100Config {
     H3100LinkTiming link;
     H3100CacheParams cache;
     H3100FtlParams ftl;
+    H3100ThermalParams thermal;
     uint64_t seed;
 } H3100Config;
 

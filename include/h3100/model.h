@@ -86,6 +86,17 @@ typedef struct H3100Health {
     uint64_t nand_busy_ns;            /* array time summed over dies */
     uint64_t nand_backlog_ns;         /* work queued on the busiest die */
     uint64_t core_busy_ns;
+    uint32_t temperature_k;           /* composite temperature, kelvin */
+    uint32_t power_mw;                /* power over the last thermal step */
+    uint32_t throttle_level;          /* 0 none, 1 light (TMT1), 2 heavy */
+    uint64_t warn_temp_ns;            /* time spent at/above wctemp_k */
+    uint64_t crit_temp_ns;            /* time spent at/above cctemp_k */
+    /* NVMe 1.3 SMART bytes 216..231: thermal management transitions and
+     * time spent throttled (light / heavy), lifetime */
+    uint32_t tmt1_transitions;
+    uint32_t tmt2_transitions;
+    uint64_t tmt1_ns;
+    uint64_t tmt2_ns;
     bool read_only;
     double waf;                       /* nand writes / host writes */
 } H3100Health;
@@ -105,6 +116,25 @@ H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
 /* A hint: a command at @offset comes soon (fetches its map entry). */
 void h3100_model_prefetch(const H3100Model *m, uint64_t offset);
 
+/*
+ * Reclaim, step by step, for tracing: a victim is chosen (@a its valid
+ * 4 KiB slots, @b 1 when wear levelling chose it), a page of it is read
+ * to move its valid slots (@a of them), it is erased (@a its erase count,
+ * @b free superblocks before it returns).  @now is the model time of the
+ * command that drove the step.  Called with or without timing.
+ */
+typedef enum H3100ReclaimStep {
+    H3100_RECLAIM_VICTIM,
+    H3100_RECLAIM_READ,
+    H3100_RECLAIM_ERASE,
+} H3100ReclaimStep;
+typedef void (*H3100ReclaimFn)(void *opaque, H3100ReclaimStep step,
+                               uint64_t now, uint32_t sb, uint64_t a,
+                               uint64_t b);
+/* @fn NULL: no observer.  Preconditioning is observed too. */
+void h3100_model_set_reclaim_observer(H3100Model *m, H3100ReclaimFn fn,
+                                      void *opaque);
+
 /* Let background work (idle reclaim) run up to @now. */
 void h3100_model_idle(H3100Model *m, uint64_t now);
 
@@ -118,6 +148,16 @@ void h3100_model_format(H3100Model *m);
 uint64_t h3100_model_sanitize(H3100Model *m, uint64_t now);
 
 void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h);
+
+/*
+ * Host controlled thermal management (Set Features 10h): light throttling
+ * from @tmt1_k, heavy from @tmt2_k (kelvin); 0 restores the configured
+ * threshold.  The device checks the values as NVMe asks (TMT1 < TMT2);
+ * the model copes with any pair.  Not saved: a power cycle restores the
+ * configured thresholds.
+ */
+void h3100_model_set_thermal_limits(H3100Model *m, uint32_t tmt1_k,
+                                    uint32_t tmt2_k);
 
 /* Is this 4 KiB slot mapped (for tests and the device's checks)? */
 bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset);

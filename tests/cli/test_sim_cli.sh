@@ -61,6 +61,61 @@ rows=$("$sim" $small --rw randwrite --iodepth 32 --runtime 1 --interval 0.1 \
        2>/dev/null | grep -cE '^ +[0-9]+\.[0-9]+ ')
 if [ "$rows" -eq 10 ]; then ok "interval rows"; else bad "interval rows: $rows"; fi
 
+# --telemetry: one JSON row per interval, then the run's latency CDF
+# check_telemetry FILE ROWS INTERVAL
+check_telemetry() {
+    python3 - "$@" <<'PY'
+import json, sys
+path, want, step = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+keys = ["t", "interval", "iops", "read_iops", "write_iops", "mbps",
+        "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us",
+        "lat_max_us", "waf", "lifetime_waf", "host_write_bytes",
+        "nand_write_bytes", "free_superblocks", "gc_victims",
+        "gc_slots_moved", "wbuf_stalls", "temp_c", "throttle"]
+lines = open(path).read().splitlines()
+rows = [json.loads(l) for l in lines[:-1]]
+cdf = json.loads(lines[-1])["cdf"]
+assert len(rows) == want, f"{len(rows)} rows, want {want}"
+for i, r in enumerate(rows):
+    assert list(r) == keys, f"row {i} keys {list(r)}"
+    assert abs(r["t"] - (i + 1) * step) < 1e-6, f"row {i} t={r['t']}"
+    assert abs(r["interval"] - step) < 1e-6, r
+    assert abs(r["read_iops"] + r["write_iops"] - r["iops"]) < 0.2, r
+    assert r["iops"] > 0 and r["lat_p50_us"] <= r["lat_p99_us"] <= \
+        r["lat_p999_us"] <= r["lat_max_us"], r
+    if r["host_write_bytes"]:
+        assert abs(r["waf"] - r["nand_write_bytes"] / r["host_write_bytes"]) < 1e-3, r
+    assert 0 <= r["temp_c"] < 150 and r["throttle"] in (0, 1, 2), r
+assert all(a["t"] < b["t"] for a, b in zip(rows, rows[1:])), "t not increasing"
+assert 2 <= len(cdf) <= 600, f"{len(cdf)} cdf points"
+assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(cdf, cdf[1:])), "cdf not monotonic"
+assert cdf[-1][1] == 1.0 and 0 < cdf[0][1] < 1, (cdf[0], cdf[-1])
+assert abs(cdf[-1][0] - max(r["lat_max_us"] for r in rows)) < 1e-3, cdf[-1]
+print(f"  {len(rows)} rows, {len(cdf)} cdf points, last {rows[-1]['iops']:.0f} IOPS")
+PY
+}
+# shellcheck disable=SC2086
+if "$sim" $small --precondition seq --rw randrw --rwmixread 30 --iodepth 32 \
+        --numjobs 2 --runtime 1.5 --interval 0.1 --telemetry "$tmp/tel" \
+        >"$tmp/out" 2>/dev/null &&
+   [ "$(grep -cE '^ +[0-9]+\.[0-9]+ ' "$tmp/out")" -eq 15 ] &&
+   check_telemetry "$tmp/tel" 15 0.1; then
+    ok "telemetry rows and cdf"
+else
+    bad "telemetry rows and cdf: $(head -c 300 "$tmp/tel" 2>/dev/null)"
+fi
+# without --interval: a row per simulated second, none on stdout
+# shellcheck disable=SC2086
+if "$sim" $small --rw randwrite --iodepth 8 --runtime 3 \
+        --telemetry "$tmp/tel1" >"$tmp/out" 2>/dev/null &&
+   ! grep -qE '^ +[0-9]+\.[0-9]+ ' "$tmp/out" &&
+   check_telemetry "$tmp/tel1" 3 1.0; then
+    ok "telemetry default interval"
+else
+    bad "telemetry default interval: $(cat "$tmp/out")"
+fi
+expect_error --telemetry "$tmp/no/such/dir/tel"
+
 # the same seed gives the same figures, another seed others
 run() {
     # shellcheck disable=SC2086

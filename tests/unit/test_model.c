@@ -90,8 +90,8 @@ START_TEST(test_readahead_serves_sequential_reads)
     rnd = run_spec(m, &now, SIM_RANDREAD, 4096, 1, 1, 0.05);
     ck_assert_uint_gt(seq.health.ra_hits, seq.ios / 2);
     /* datasheet: 15 us sequential, 87 us random */
-    ck_assert_double_lt(hist_mean(&seq.lat), 20000);
-    ck_assert_double_gt(hist_mean(&rnd.lat), 60000);
+    ck_assert_double_lt(h3100_lathist_mean(&seq.lat), 20000);
+    ck_assert_double_gt(h3100_lathist_mean(&rnd.lat), 60000);
     h3100_model_free(m);
 }
 END_TEST
@@ -120,7 +120,7 @@ static double read_latency_under_writes(uint32_t max_suspends)
         ck_assert_uint_eq(res.health.suspends, 0);
     }
     h3100_model_free(m);
-    return hist_quantile(&res.read_lat, 0.5);
+    return h3100_lathist_quantile(&res.read_lat, 0.5);
 }
 
 START_TEST(test_suspend_shortens_reads_during_writes)
@@ -161,6 +161,69 @@ START_TEST(test_write_cliff)
     ck_assert_msg(steady < 0.6 * fresh, "steady %.0f IOPS, fresh %.0f",
                   steady, fresh);
     assert_invariants(m);
+    h3100_model_free(m);
+}
+END_TEST
+
+typedef struct ReclaimLog {
+    uint64_t victims, reads, read_slots, erases;
+    uint64_t last_now;
+    bool in_order;
+} ReclaimLog;
+
+static void log_reclaim(void *opaque, H3100ReclaimStep step, uint64_t now,
+                        uint32_t sb, uint64_t a, uint64_t b)
+{
+    ReclaimLog *l = opaque;
+
+    l->in_order &= now >= l->last_now;
+    l->last_now = now;
+    switch (step) {
+    case H3100_RECLAIM_VICTIM:
+        l->victims++;
+        break;
+    case H3100_RECLAIM_READ:
+        l->reads++;
+        l->read_slots += a;
+        break;
+    case H3100_RECLAIM_ERASE:
+        l->erases++;
+        break;
+    }
+}
+
+/* Every reclaim step reaches the observer, timed or not. */
+START_TEST(test_reclaim_observer)
+{
+    H3100Model *m = tiny_model(H3100_FAMILY_H3100, 1);
+    uint64_t slots = h3100_user_slots(h3100_model_config(m));
+    ReclaimLog l = { .in_order = true };
+    uint64_t now = 0;
+    H3100Health h;
+    Rng rng;
+
+    h3100_model_set_reclaim_observer(m, log_reclaim, &l);
+    ck_assert(random_writes(m, 3 * slots, 7));
+    rng_seed(&rng, 8);
+    for (uint64_t i = 0; i < slots; i++) {
+        now += 20000;
+        io_at(m, now, H3100_OP_WRITE, rng_below(&rng, slots) * 4096, 4096);
+    }
+    h3100_model_health(m, now, &h);
+    ck_assert_uint_gt(l.victims, 0);
+    ck_assert_uint_eq(l.victims, h.gc_victims);
+    ck_assert_msg(l.erases + 1 >= l.victims && l.erases <= l.victims,
+                  "%" PRIu64 " erases for %" PRIu64 " victims", l.erases,
+                  l.victims);
+    /* slots a page held when read; host writes may invalidate some */
+    ck_assert_uint_ge(l.read_slots, h.gc_slots_moved);
+    ck_assert_uint_gt(l.reads, 0);
+    ck_assert(l.in_order);
+
+    h3100_model_set_reclaim_observer(m, NULL, NULL);
+    l.victims = 0;
+    ck_assert(random_writes(m, slots, 9));
+    ck_assert_uint_eq(l.victims, 0);
     h3100_model_free(m);
 }
 END_TEST
@@ -296,6 +359,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_timing_off);
     tcase_add_test(tc, test_ranges_and_unaligned);
     tcase_add_test(tc, test_format_and_sanitize);
+    tcase_add_test(tc, test_reclaim_observer);
     suite_add_tcase(s, tc);
     return s;
 }

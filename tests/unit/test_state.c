@@ -240,52 +240,141 @@ END_TEST
 #define HDR_PAYLOAD     16
 #define HDR_PAYLOAD_CRC 24
 #define HDR_BYTES       112
+/* Version 3's thermal counters, before the extra state's length. */
+#define THERMAL_BYTES   40
+#define EXTRA_LEN_BYTES 8
 
-START_TEST(test_version1_loads)
+/*
+ * Make the version 3 file in @buf (no extra state) an older one: drop
+ * @cut bytes just before its last @keep, then mend the header.
+ */
+static void downgrade(uint8_t *buf, gsize *len, uint32_t version,
+                      gsize cut, gsize keep)
 {
-    g_autofree char *path = tmp_path("v1");
-    g_autofree uint8_t *buf = NULL;
-    H3100Config cfg;
-    H3100Model *m = worn_model(&cfg), *back;
-    g_autoptr(GBytes) got = NULL;
-    H3100Health a, b;
-    GError *err = NULL;
-    uint32_t v, crc;
+    uint32_t crc;
     uint64_t payload;
-    gsize len;
 
-    /* a version 2 file with no extra state, less its length, is v1 */
-    ck_assert(h3100_model_save(m, path, NULL));
-    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
-    ck_assert_uint_gt(len, HDR_BYTES + 8);
-    memcpy(&v, buf + HDR_VERSION, 4);
-    ck_assert_uint_eq(v, 2);
-    len -= 8;
-    v = 1;
-    memcpy(buf + HDR_VERSION, &v, 4);
-    payload = len - HDR_BYTES;
+    memmove(buf + *len - keep - cut, buf + *len - keep, keep);
+    *len -= cut;
+    memcpy(buf + HDR_VERSION, &version, 4);
+    payload = *len - HDR_BYTES;
     memcpy(buf + HDR_PAYLOAD, &payload, 8);
     crc = crc32c(buf + HDR_BYTES, payload);
     memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
     memset(buf + HDR_CRC, 0, 4);
     crc = crc32c(buf, HDR_BYTES);
     memcpy(buf + HDR_CRC, &crc, 4);
-    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+}
 
-    back = h3100_model_load_with(&cfg, path, &got, NULL, &err);
+/* A drive that spent time hot: every thermal counter is non-zero. */
+static H3100Model *hot_model(H3100Config *cfg)
+{
+    H3100Model *m;
+
+    *cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    /* idle at 313 K: above both temperatures from the start */
+    cfg->thermal.wctemp_k = 305;
+    cfg->thermal.cctemp_k = 310;
+    m = h3100_model_new(cfg, NULL);
+    ck_assert(h3100_model_precondition(m, "seq", 9, NULL, NULL, NULL));
+    h3100_model_set_thermal_limits(m, 300, 310);
+    io_at(m, 1000000000, H3100_OP_READ, 0, 4096);
+    h3100_model_set_thermal_limits(m, 300, 400);
+    io_at(m, 2000000000, H3100_OP_READ, 0, 4096);
+    return m;
+}
+
+static void load_older(const H3100Config *cfg, const char *path,
+                       const uint8_t *buf, gsize len, H3100Model *m)
+{
+    g_autoptr(GBytes) got = NULL;
+    H3100Model *back;
+    H3100Health a, b;
+    GError *err = NULL;
+
+    ck_assert(g_file_set_contents(path, (const char *)buf, len, NULL));
+    back = h3100_model_load_with(cfg, path, &got, NULL, &err);
     ck_assert_msg(back, "%s", err ? err->message : "");
     ck_assert_uint_eq(g_bytes_get_size(got), 0);
     h3100_model_health(m, 0, &a);
     h3100_model_health(back, 0, &b);
     ck_assert_uint_eq(a.nand_write_bytes, b.nand_write_bytes);
+    /* older files had no thermal counters */
+    ck_assert_uint_gt(a.warn_temp_ns, 0);
+    ck_assert_uint_eq(b.warn_temp_ns, 0);
+    ck_assert_uint_eq(b.tmt1_transitions, 0);
+    ck_assert_uint_eq(b.tmt2_ns, 0);
     assert_invariants(back);
     h3100_model_free(back);
+}
+
+START_TEST(test_version1_loads)
+{
+    g_autofree char *path = tmp_path("v1");
+    g_autofree uint8_t *buf = NULL, *copy = NULL;
+    H3100Config cfg;
+    H3100Model *m = hot_model(&cfg);
+    uint32_t v;
+    gsize len, len2;
+
+    ck_assert(h3100_model_save(m, path, NULL));
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    ck_assert_uint_gt(len, HDR_BYTES + THERMAL_BYTES + EXTRA_LEN_BYTES);
+    memcpy(&v, buf + HDR_VERSION, 4);
+    ck_assert_uint_eq(v, 3);
+    copy = g_malloc(len);
+    memcpy(copy, buf, len);
+    len2 = len;
+
+    /* less the thermal counters, a version 3 file is version 2 */
+    downgrade(copy, &len2, 2, THERMAL_BYTES, EXTRA_LEN_BYTES);
+    load_older(&cfg, path, copy, len2, m);
+    /* and less the extra state's length too, version 1 */
+    downgrade(buf, &len, 1, THERMAL_BYTES + EXTRA_LEN_BYTES, 0);
+    load_older(&cfg, path, buf, len, m);
 
     /* a later version is refused, naming it */
-    v = 3;
+    v = 4;
     memcpy(buf + HDR_VERSION, &v, 4);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
-    expect_refused(&cfg, path, "version 3");
+    expect_refused(&cfg, path, "version 4");
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
+/* The lifetime thermal counters survive; the temperature restarts idle. */
+START_TEST(test_thermal_counters_saved)
+{
+    g_autofree char *path = tmp_path("thermal");
+    H3100Config cfg;
+    H3100Model *m = hot_model(&cfg), *back;
+    H3100Health a, b;
+    GError *err = NULL;
+
+    h3100_model_health(m, 2000000000, &a);
+    ck_assert_uint_eq(a.throttle_level, 1);
+    ck_assert_uint_eq(a.tmt1_transitions, 1);
+    ck_assert_uint_eq(a.tmt2_transitions, 1);
+    ck_assert_uint_gt(a.tmt1_ns, 0);
+    ck_assert_uint_gt(a.tmt2_ns, 0);
+    ck_assert_uint_gt(a.crit_temp_ns, 0);
+    ck_assert_uint_ge(a.warn_temp_ns, a.crit_temp_ns);
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    back = h3100_model_load(&cfg, path, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    h3100_model_health(back, 0, &b);
+    ck_assert_uint_eq(b.warn_temp_ns, a.warn_temp_ns);
+    ck_assert_uint_eq(b.crit_temp_ns, a.crit_temp_ns);
+    ck_assert_uint_eq(b.tmt1_transitions, a.tmt1_transitions);
+    ck_assert_uint_eq(b.tmt2_transitions, a.tmt2_transitions);
+    ck_assert_uint_eq(b.tmt1_ns, a.tmt1_ns);
+    ck_assert_uint_eq(b.tmt2_ns, a.tmt2_ns);
+    /* a power cycle: idle temperature, configured thresholds */
+    ck_assert_uint_eq(b.temperature_k, 313);
+    ck_assert_uint_eq(b.throttle_level, 0);
+    h3100_model_free(back);
     h3100_model_free(m);
     unlink(path);
 }
@@ -302,6 +391,7 @@ static Suite *state_suite(void)
     tcase_add_test(tc, test_other_drive_refused);
     tcase_add_test(tc, test_extra_and_flags);
     tcase_add_test(tc, test_version1_loads);
+    tcase_add_test(tc, test_thermal_counters_saved);
     suite_add_tcase(s, tc);
     return s;
 }
