@@ -25,13 +25,16 @@ void h3100_features_init(H3100State *s)
 
     memset(f, 0, sizeof(*f));
     f->arbitration = NVME_ARB_AB_NOLIMIT;
-    f->temp_over = H3100_WCTEMP_K;
+    f->temp_over = s->cfg.thermal.wctemp_k;
     f->vwc = s->vwc_present;
     f->nq = (s->max_ioqpairs - 1) | ((s->max_ioqpairs - 1) << 16);
     f->ts_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     f->timestamp = 0;
     if (s->blk) {
-        blk_set_enable_write_cache(s->blk, f->vwc);
+        blk_set_enable_write_cache(s->blk, f->vwc || s->backend_wce);
+    }
+    if (s->model) {
+        h3100_thermal_limits(s, 0, 0);   /* the drive's own thresholds */
     }
     for (unsigned i = 0; s->vec && i < s->nvec; i++) {
         s->vec[i].no_coalesce = false;
@@ -62,6 +65,7 @@ static bool h3100_feature_known(uint8_t fid)
     case NVME_WRITE_ATOMICITY:
     case NVME_ASYNCHRONOUS_EVENT_CONF:
     case NVME_TIMESTAMP:
+    case H3100_FEAT_HCTM:
         return true;
     default:
         return false;
@@ -108,7 +112,7 @@ static uint32_t h3100_feature_value(H3100State *s, uint8_t fid,
         if (NVME_TEMP_THSEL(dw11) == NVME_TEMP_THSEL_UNDER) {
             return dflt ? 0 : f->temp_under;
         }
-        return dflt ? H3100_WCTEMP_K : f->temp_over;
+        return dflt ? s->cfg.thermal.wctemp_k : f->temp_over;
     case NVME_ERROR_RECOVERY:
         return dflt ? 0 : f->err_rec;
     case NVME_VOLATILE_WRITE_CACHE:
@@ -123,6 +127,8 @@ static uint32_t h3100_feature_value(H3100State *s, uint8_t fid,
                      NVME_INTVC_NOCOALESCING : 0);
     case NVME_ASYNCHRONOUS_EVENT_CONF:
         return dflt ? 0 : f->aec;
+    case H3100_FEAT_HCTM:
+        return dflt ? 0 : f->hctm;
     case NVME_WRITE_ATOMICITY:
         return dflt ? 0 : f->write_atomicity_normal;
     default:
@@ -194,6 +200,25 @@ static uint16_t h3100_set_temp(H3100State *s, uint32_t dw11)
     return NVME_SUCCESS;
 }
 
+/* A host thermal management temperature: 0 (none) or within MNTMT..MXTMT */
+static bool h3100_tmt_valid(uint16_t tmt)
+{
+    return !tmt || (tmt >= H3100_HCTM_MIN_K && tmt <= H3100_HCTM_MAX_K);
+}
+
+static uint16_t h3100_set_hctm(H3100State *s, uint32_t dw11)
+{
+    uint16_t tmt1 = dw11 >> 16, tmt2 = dw11 & 0xffff;
+
+    if (!h3100_tmt_valid(tmt1) || !h3100_tmt_valid(tmt2) ||
+        (tmt1 && tmt2 && tmt1 >= tmt2)) {
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    s->feat.hctm = dw11;
+    h3100_thermal_limits(s, tmt1, tmt2);
+    return NVME_SUCCESS;
+}
+
 static uint16_t h3100_set_nq(H3100State *s, H3100Req *req, uint32_t dw11)
 {
     if ((dw11 & 0xffff) == 0xffff || (dw11 >> 16) == 0xffff) {
@@ -227,6 +252,8 @@ static uint16_t h3100_set_one(H3100State *s, H3100Req *req, uint8_t fid,
         return NVME_SUCCESS;
     case NVME_TEMPERATURE_THRESHOLD:
         return h3100_set_temp(s, dw11);
+    case H3100_FEAT_HCTM:
+        return h3100_set_hctm(s, dw11);
     case NVME_ERROR_RECOVERY:
         if (NVME_ERR_REC_DULBE(dw11)) {
             return NVME_INVALID_FIELD | NVME_DNR;
@@ -238,7 +265,7 @@ static uint16_t h3100_set_one(H3100State *s, H3100Req *req, uint8_t fid,
             return NVME_INVALID_FIELD | NVME_DNR;
         }
         f->vwc = dw11 & 1;
-        blk_set_enable_write_cache(s->blk, f->vwc);
+        blk_set_enable_write_cache(s->blk, f->vwc || s->backend_wce);
         return NVME_SUCCESS;
     case NVME_NUMBER_OF_QUEUES:
         return h3100_set_nq(s, req, dw11);

@@ -78,8 +78,11 @@ void h3100_id_ctrl_init(H3100State *s)
     id->lpa = NVME_LPA_CSE | NVME_LPA_EXTENDED;
     id->elpe = H3100_ERRLOG_ENTRIES - 1;
     id->avscc = 1;
-    id->wctemp = cpu_to_le16(H3100_WCTEMP_K);
-    id->cctemp = cpu_to_le16(H3100_CCTEMP_K);
+    id->wctemp = cpu_to_le16(s->cfg.thermal.wctemp_k);
+    id->cctemp = cpu_to_le16(s->cfg.thermal.cctemp_k);
+    id->hctma = cpu_to_le16(1);
+    id->mntmt = cpu_to_le16(H3100_HCTM_MIN_K);
+    id->mxtmt = cpu_to_le16(H3100_HCTM_MAX_K);
     stq_le_p(id->tnvmcap, s->ns_bytes);
     id->edstt = cpu_to_le16(H3100_EDSTT_MIN);
     id->dsto = 1;

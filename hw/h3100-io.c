@@ -200,12 +200,12 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
         return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
     }
     h3100_uncor_remove(s, req->offset, req->offset + req->bytes);
-    if (req->fua && s->feat.vwc) {
+    if (req->fua && blk_enable_write_cache(s->blk)) {
         req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
                                 h3100_pwritev_fua, s, h3100_rw_cb, req,
                                 DMA_DIRECTION_TO_DEVICE);
     } else {
-        /* no volatile cache: the backend writes through */
+        /* the backend writes through, or the user let it cache */
         req->aiocb = dma_blk_write(s->blk, &req->qsg, req->offset,
                                    BDRV_SECTOR_SIZE, h3100_rw_cb, req);
     }

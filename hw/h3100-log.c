@@ -64,8 +64,9 @@ uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
     if (h->available_spare_pct < h->spare_threshold_pct) {
         warn |= NVME_SMART_SPARE;
     }
-    if (H3100_TEMP_K > s->feat.temp_over ||
-        (s->feat.temp_under && H3100_TEMP_K < s->feat.temp_under)) {
+    /* at or beyond a threshold (an under threshold of 0 K is none) */
+    if (h->temperature_k >= s->feat.temp_over ||
+        (s->feat.temp_under && h->temperature_k <= s->feat.temp_under)) {
         warn |= NVME_SMART_TEMPERATURE;
     }
     if (h->percentage_used >= 100 || h->read_only) {
@@ -77,20 +78,27 @@ uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
     return warn;
 }
 
+/* Power-on time: it goes on across restarts, as the samples must. */
+static uint64_t h3100_power_on_ns(H3100State *s, const H3100Health *h)
+{
+    return s->power_on_base_ns + h->now_ns;
+}
+
 /* Keep a host / NAND bytes sample per second for the recent WAF. */
 static void h3100_waf_sample(H3100State *s, const H3100Health *h)
 {
+    uint64_t now = h3100_power_on_ns(s, h);
     unsigned last;
     H3100WafSample *w;
 
     if (s->waf_count) {
         last = (s->waf_head + s->waf_count - 1) % H3100_WAF_RING;
-        if (h->now_ns < s->waf_ring[last].ns + H3100_WAF_SAMPLE_NS &&
-            h->now_ns >= s->waf_ring[last].ns) {
+        if (now < s->waf_ring[last].ns + H3100_WAF_SAMPLE_NS &&
+            now >= s->waf_ring[last].ns) {
             return;
         }
-        if (h->now_ns < s->waf_ring[last].ns) {
-            s->waf_count = 0;            /* model time restarted */
+        if (now < s->waf_ring[last].ns) {
+            s->waf_count = 0;            /* state-reset: time restarted */
         }
     }
     if (s->waf_count == H3100_WAF_RING) {
@@ -98,7 +106,7 @@ static void h3100_waf_sample(H3100State *s, const H3100Health *h)
         s->waf_count--;
     }
     w = &s->waf_ring[(s->waf_head + s->waf_count) % H3100_WAF_RING];
-    w->ns = h->now_ns;
+    w->ns = now;
     w->host = h->host_write_bytes;
     w->nand = h->nand_write_bytes;
     s->waf_count++;
@@ -165,13 +173,31 @@ static void h3100_u128(void *dst, uint64_t v)
     stq_le_p((uint8_t *)dst + 8, 0);
 }
 
+/*
+ * NVMe 1.3 thermal fields: warning / critical composite temperature time
+ * (minutes), the composite sensor, thermal management transitions and
+ * time (seconds) at TMT1 (light) and TMT2 (heavy throttling).
+ */
+static void h3100_fill_smart_thermal(uint8_t *l, const H3100Health *h)
+{
+    uint64_t min_ns = 60 * NANOSECONDS_PER_SECOND;
+
+    stl_le_p(l + 192, MIN(h->warn_temp_ns / min_ns, UINT32_MAX));
+    stl_le_p(l + 196, MIN(h->crit_temp_ns / min_ns, UINT32_MAX));
+    stw_le_p(l + 200, h->temperature_k);        /* sensor 1 */
+    stl_le_p(l + 216, h->tmt1_transitions);
+    stl_le_p(l + 220, h->tmt2_transitions);
+    stl_le_p(l + 224, MIN(h->tmt1_ns / NANOSECONDS_PER_SECOND, UINT32_MAX));
+    stl_le_p(l + 228, MIN(h->tmt2_ns / NANOSECONDS_PER_SECOND, UINT32_MAX));
+}
+
 static void h3100_fill_smart(H3100State *s, NvmeSmartLog *l)
 {
     H3100Health h;
 
     h3100_health(s, &h);
     l->critical_warning = h3100_critical_warning(s, &h);
-    l->temperature = cpu_to_le16(H3100_TEMP_K);
+    l->temperature = cpu_to_le16(h.temperature_k);
     l->available_spare = MIN(h.available_spare_pct, 100);
     l->available_spare_threshold = MIN(h.spare_threshold_pct, 100);
     l->percentage_used = MIN(h.percentage_used, 255);
@@ -190,6 +216,7 @@ static void h3100_fill_smart(H3100State *s, NvmeSmartLog *l)
     h3100_u128(&l->unsafe_shutdowns, s->unsafe_shutdowns);
     h3100_u128(&l->media_errors, s->media_errors);
     h3100_u128(&l->number_of_error_log_entries, s->error_count);
+    h3100_fill_smart_thermal((uint8_t *)l, &h);
 }
 
 /* ---- OCP SMART / Health Information Extended (C0h) --------------------- */
@@ -234,7 +261,9 @@ static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
     /* 81 refresh counts (7 bytes): 0, the model does not refresh */
     stl_le_p(l + 88, h.erase_max);
     stl_le_p(l + 92, h.erase_min);
-    /* 96 thermal throttling events, 97 status: 0, no throttling yet */
+    /* thermal throttling events (saturating) and the level now */
+    l[96] = MIN(h.tmt1_transitions + h.tmt2_transitions, 255);
+    l[97] = h.throttle_level;
     l[98] = 0;                                  /* errata version */
     stw_le_p(l + 99, 0);                        /* point version */
     stw_le_p(l + 101, 0);                       /* minor version */
@@ -260,10 +289,11 @@ static void h3100_fill_vendor(H3100State *s, uint8_t *l)
 {
     H3100Health h;
     H3100WafSample base;
-    uint64_t rhost, rnand;
+    uint64_t rhost, rnand, now;
 
     h3100_health(s, &h);
-    base = h3100_waf_base(s, h.now_ns);
+    now = h3100_power_on_ns(s, &h);
+    base = h3100_waf_base(s, now);
     rhost = h.host_write_bytes - MIN(base.host, h.host_write_bytes);
     rnand = h.nand_write_bytes - MIN(base.nand, h.nand_write_bytes);
 
@@ -277,7 +307,7 @@ static void h3100_fill_vendor(H3100State *s, uint8_t *l)
     stq_le_p(l + 32, h3100_waf_milli(rnand, rhost));
     stq_le_p(l + 40, rhost);
     stq_le_p(l + 48, rnand);
-    stq_le_p(l + 56, (h.now_ns - MIN(base.ns, h.now_ns)) / SCALE_MS);
+    stq_le_p(l + 56, (now - MIN(base.ns, now)) / SCALE_MS);
     stq_le_p(l + 64, h.gc_victims);
     stq_le_p(l + 72, h.gc_slots_moved);
     stq_le_p(l + 80, h.wl_victims);
@@ -325,6 +355,9 @@ typedef enum H3100HealthProp {
     H3100_HP_ERASE_MAX,
     H3100_HP_WBUF_STALLS,
     H3100_HP_UNSAFE,
+    H3100_HP_TEMP,
+    H3100_HP_THROTTLE,
+    H3100_HP_POWER,
 } H3100HealthProp;
 
 static const char *const h3100_health_prop_names[] = {
@@ -342,6 +375,9 @@ static const char *const h3100_health_prop_names[] = {
     [H3100_HP_ERASE_MAX] = "erase-count-max",
     [H3100_HP_WBUF_STALLS] = "write-buffer-stalls",
     [H3100_HP_UNSAFE] = "unsafe-shutdowns",
+    [H3100_HP_TEMP] = "temperature-kelvin",
+    [H3100_HP_THROTTLE] = "throttle-level",
+    [H3100_HP_POWER] = "power-mw",
 };
 
 static void h3100_get_health_prop(Object *obj, Visitor *v, const char *name,
@@ -393,6 +429,15 @@ static void h3100_get_health_prop(Object *obj, Visitor *v, const char *name,
         break;
     case H3100_HP_WBUF_STALLS:
         val = h.wbuf_stalls;
+        break;
+    case H3100_HP_TEMP:
+        val = h.temperature_k;
+        break;
+    case H3100_HP_THROTTLE:
+        val = h.throttle_level;
+        break;
+    case H3100_HP_POWER:
+        val = h.power_mw;
         break;
     case H3100_HP_UNSAFE:
         val = s->unsafe_shutdowns;

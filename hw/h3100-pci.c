@@ -126,6 +126,13 @@ void h3100_health(H3100State *s, H3100Health *h)
     qemu_mutex_unlock(&s->model_lock);
 }
 
+void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k)
+{
+    qemu_mutex_lock(&s->model_lock);
+    h3100_model_set_thermal_limits(s->model, tmt1_k, tmt2_k);
+    qemu_mutex_unlock(&s->model_lock);
+}
+
 static void h3100_idle_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
@@ -400,8 +407,15 @@ static bool h3100_blk_init(H3100State *s, Error **errp)
     } else {
         s->ctx = qemu_get_aio_context();
     }
-    /* PLP drive: every completed write is durable unless vwc=on */
-    blk_set_enable_write_cache(s->blk, false);
+    /*
+     * The guest sees no volatile cache (vwc=off, power-loss protection):
+     * it never flushes.  Whether the host's page cache may still hold its
+     * completed writes is the user's choice, as for any QEMU drive:
+     * write-cache=, by default -drive cache= (writeback unless told).
+     */
+    s->backend_wce = s->write_cache == ON_OFF_AUTO_AUTO ?
+                     blk_enable_write_cache(s->blk) :
+                     s->write_cache == ON_OFF_AUTO_ON;
     return true;
 }
 
@@ -447,6 +461,21 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
     return true;
 }
 
+/*
+ * A virtual-clock timer in the device's context.  In the main context it
+ * goes on the main loop's timer list: under -icount those timers run in
+ * the vCPU thread exactly at their deadline, where an AioContext timer
+ * would wait for the main loop to wake up while the guest runs on, and
+ * the wait would show up as latency the drive never had.
+ */
+QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
+{
+    if (s->ctx == qemu_get_aio_context()) {
+        return timer_new_ns(QEMU_CLOCK_VIRTUAL, cb, opaque);
+    }
+    return aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS, cb, opaque);
+}
+
 static void h3100_state_init(H3100State *s)
 {
     s->sq = g_new0(H3100SQueue *, s->max_ioqpairs + 1);
@@ -455,22 +484,17 @@ static void h3100_state_init(H3100State *s)
     for (unsigned i = 0; i < s->nvec; i++) {
         s->vec[i].s = s;
         s->vec[i].idx = i;
-        s->vec[i].timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                                        h3100_irq_timer_cb, &s->vec[i]);
+        s->vec[i].timer = h3100_timer_new(s, h3100_irq_timer_cb, &s->vec[i]);
     }
     s->irq_pending = g_new0(uint64_t, H3100_IRQ_WORDS);
     if (s->ctx != qemu_get_aio_context()) {
         s->irq_bh = qemu_bh_new(h3100_irq_bh, s);
     }
     QTAILQ_INIT(&s->pending);
-    s->cpl_timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                                 h3100_cpl_timer_cb, s);
-    s->idle_timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                                  h3100_idle_timer_cb, s);
-    s->dst.timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                                 h3100_dst_timer_cb, s);
-    s->san.timer = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                                 h3100_sanitize_timer_cb, s);
+    s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
+    s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
+    s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
+    s->san.timer = h3100_timer_new(s, h3100_sanitize_timer_cb, s);
     s->uncor = g_array_new(false, false, sizeof(H3100Range));
     qemu_mutex_init(&s->model_lock);
     s->time_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -497,6 +521,11 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
     if (s->state_path) {
         h3100_pstate_apply(s);
     }
+    if (!h3100_telemetry_init(s, errp)) {
+        h3100_pstate_close(s);
+        return;
+    }
+    h3100_telemetry_start(s);
 }
 
 static void h3100_free_timer(QEMUTimer **t)
@@ -529,6 +558,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     g_free(s->vec);
     g_free(s->sq);
     g_free(s->cq);
+    h3100_telemetry_close(s);
     h3100_pstate_close(s);
     g_array_free(s->uncor, true);
     h3100_fw_free(s);
@@ -562,6 +592,8 @@ static const Property h3100_props[] = {
     DEFINE_PROP_STRING("model-params", H3100State, model_params),
     DEFINE_PROP_BOOL("timing", H3100State, timing, true),
     DEFINE_PROP_BOOL("vwc", H3100State, vwc_present, false),
+    DEFINE_PROP_ON_OFF_AUTO("write-cache", H3100State, write_cache,
+                            ON_OFF_AUTO_AUTO),
     DEFINE_PROP_LINK("iothread", H3100State, iothread, TYPE_IOTHREAD,
                      IOThread *),
     DEFINE_PROP_UINT64("seed", H3100State, seed, 1),
@@ -571,6 +603,8 @@ static const Property h3100_props[] = {
     DEFINE_PROP_STRING("state", H3100State, state_path),
     DEFINE_PROP_UINT32("state-interval", H3100State, state_interval, 300),
     DEFINE_PROP_BOOL("state-reset", H3100State, state_reset, false),
+    DEFINE_PROP_STRING("telemetry", H3100State, telemetry_path),
+    DEFINE_PROP_UINT32("telemetry-interval", H3100State, telemetry_ms, 1000),
 };
 
 static const VMStateDescription h3100_vmstate = {

@@ -370,6 +370,9 @@ void h3100_req_post_now(H3100Req *req)
     if (req->status && req->status != NVME_NO_COMPLETE) {
         h3100_error_log_add(s, req);
     }
+    if (req->sq->sqid) {
+        h3100_telemetry_note(s, req);
+    }
     QTAILQ_REMOVE(&req->sq->out_list, req, entry);
     QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
     req->posting = true;
@@ -444,6 +447,8 @@ void h3100_req_complete(H3100Req *req)
 static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
                             const NvmeCmd *cmd)
 {
+    H3100State *s = sq->s;
+
     QTAILQ_REMOVE(&sq->free_list, req, entry);
     QTAILQ_INSERT_TAIL(&sq->out_list, req, entry);
     memset(&req->cqe, 0, sizeof(req->cqe));
@@ -453,6 +458,7 @@ static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
     req->io_done = false;
     req->fua = false;
     req->done_ns = 0;
+    req->start_ns = sq->sqid && s->tel.file ? h3100_now(s) : 0;
     req->aio_left = 0;
     req->aiocb = NULL;
 }
@@ -502,6 +508,12 @@ static void h3100_sq_bh(void *opaque)
 
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
 {
+    /*
+     * Commands arrive now, not when the bottom half gets to them: under
+     * -icount another thread sees the virtual clock only as of the vCPU's
+     * last exit, so the doorbell's time becomes the model's floor.
+     */
+    h3100_now(s);
     sq->tail = tail;
     if (sq->db_addr) {
         stl_le_pci_dma(PCI_DEVICE(s), sq->db_addr, tail,

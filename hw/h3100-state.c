@@ -11,7 +11,7 @@
  * checksum.  The device part, little-endian:
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (1)
+ *    4  u32         version (2; 1 has no recent-WAF samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -20,9 +20,11 @@
  *   48  char[3][8]  firmware slots 1-3 (zeroes: empty)
  *   72  u8          active slot (1-3)
  *   73  u8          slot activated at the next start, 0 none
- *   74  u16         reserved, 0
+ *   74  u16         K, recent-WAF samples (<= H3100_WAF_RING; 0 in v1)
  *   76  u32         N, uncorrectable ranges (<= H3100_UNCOR_MAX)
  *   80  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
+ *       first: the vendor log's recent WAF goes on across a restart
  *
  * An empty extra section (a file saved by h3100-sim, or model state
  * version 1) means a drive fresh from the factory: device defaults.
@@ -44,8 +46,9 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    1
+#define H3100_DS_VERSION    2
 #define H3100_DS_HDR_BYTES  80
+#define H3100_DS_WAF_BYTES  24
 
 /* The device's part of the file, from the live device. */
 static GByteArray *h3100_pstate_pack(H3100State *s)
@@ -66,6 +69,7 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     }
     hdr[72] = s->fw.active;
     hdr[73] = s->fw.next;
+    stw_le_p(hdr + 74, s->waf_count);
     stl_le_p(hdr + 76, s->uncor->len);
     g_byte_array_append(b, hdr, sizeof(hdr));
     for (guint i = 0; i < s->uncor->len; i++) {
@@ -76,7 +80,48 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
         stq_le_p(e + 8, r->end);
         g_byte_array_append(b, e, sizeof(e));
     }
+    for (unsigned i = 0; i < s->waf_count; i++) {
+        H3100WafSample *w = &s->waf_ring[(s->waf_head + i) % H3100_WAF_RING];
+        uint8_t e[H3100_DS_WAF_BYTES];
+
+        stq_le_p(e, w->ns);
+        stq_le_p(e + 8, w->host);
+        stq_le_p(e + 16, w->nand);
+        g_byte_array_append(b, e, sizeof(e));
+    }
     return b;
+}
+
+/*
+ * The @k recent-WAF samples at @p: in order, none after power-on time
+ * @pot.  Copied into the device's ring when @apply.
+ */
+static bool h3100_pstate_waf(H3100State *s, const uint8_t *p, uint32_t k,
+                             uint64_t pot, bool apply)
+{
+    H3100WafSample prev = { 0 };
+
+    for (uint32_t i = 0; i < k; i++) {
+        H3100WafSample w = {
+            .ns = ldq_le_p(p + i * H3100_DS_WAF_BYTES),
+            .host = ldq_le_p(p + i * H3100_DS_WAF_BYTES + 8),
+            .nand = ldq_le_p(p + i * H3100_DS_WAF_BYTES + 16),
+        };
+
+        if (w.ns < prev.ns || w.ns > pot || w.host < prev.host ||
+            w.nand < prev.nand) {
+            return false;
+        }
+        if (apply) {
+            s->waf_ring[i] = w;
+        }
+        prev = w;
+    }
+    if (apply) {
+        s->waf_head = 0;
+        s->waf_count = k;
+    }
+    return true;
 }
 
 /*
@@ -89,7 +134,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     gsize len = 0;
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
     uint64_t prev_end = 0;
-    uint32_t n;
+    uint32_t n, k, version;
     uint8_t active, next;
 
     if (!len) {
@@ -98,18 +143,26 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (len < H3100_DS_HDR_BYTES || memcmp(p, H3100_DS_MAGIC, 4)) {
         return "no device state in its extra section";
     }
-    if (ldl_le_p(p + 4) != H3100_DS_VERSION) {
+    version = ldl_le_p(p + 4);
+    if (version < 1 || version > H3100_DS_VERSION) {
         return "unknown device state version";
     }
     active = p[72];
     next = p[73];
+    k = version >= 2 ? lduw_le_p(p + 74) : 0;
     n = ldl_le_p(p + 76);
     if (!active || active > H3100_FW_SLOTS || next > H3100_FW_SLOTS ||
         !p[48 + (active - 1) * 8] || (next && !p[48 + (next - 1) * 8])) {
         return "bad firmware slots";
     }
-    if (n > H3100_UNCOR_MAX || len != H3100_DS_HDR_BYTES + (gsize)n * 16) {
+    if (n > H3100_UNCOR_MAX || k > H3100_WAF_RING ||
+        len != H3100_DS_HDR_BYTES + (gsize)n * 16 +
+               (gsize)k * H3100_DS_WAF_BYTES) {
         return "bad device state length";
+    }
+    if (!h3100_pstate_waf(s, p + H3100_DS_HDR_BYTES + (gsize)n * 16, k,
+                          ldq_le_p(p + 8), apply)) {
+        return "bad recent-WAF samples";
     }
     for (uint32_t i = 0; i < n; i++) {
         uint64_t start = ldq_le_p(p + H3100_DS_HDR_BYTES + i * 16);

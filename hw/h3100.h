@@ -28,6 +28,7 @@
 #include "block/nvme.h"
 
 #include "h3100/model.h"
+#include "h3100/telemetry.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -50,9 +51,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_FW_MAX_BYTES          (32 * MiB)
 #define H3100_FW_MAGIC              "H3FW"
 #define H3100_UNCOR_MAX             4096
-#define H3100_TEMP_K                313         /* 40 C, constant for now */
-#define H3100_WCTEMP_K              343
-#define H3100_CCTEMP_K              358
+#define H3100_FEAT_HCTM             0x10        /* host thermal management */
+#define H3100_HCTM_MIN_K            273         /* MNTMT: 0 C */
+#define H3100_HCTM_MAX_K            353         /* MXTMT: the heavy level */
 #define H3100_EDSTT_MIN             10          /* extended self-test, min */
 #define H3100_SHORT_DST_NS          (30 * NANOSECONDS_PER_SECOND)
 #define H3100_IDLE_PERIOD_NS        (10 * SCALE_MS)
@@ -117,6 +118,7 @@ typedef struct H3100Req {
     bool io_done;
     bool fua;
     uint64_t done_ns;                 /* model time of the completion */
+    uint64_t start_ns;                /* model time fetched (telemetry) */
     uint64_t offset;                  /* namespace bytes */
     uint64_t bytes;
     uint32_t nranges;                 /* DSM: ranges in buf */
@@ -186,6 +188,7 @@ typedef struct H3100Features {
     uint64_t timestamp;               /* ms at ts_base */
     int64_t ts_base;
     uint32_t nq;                      /* as granted: NSQA | NCQA << 16 */
+    uint32_t hctm;                    /* TMT1 << 16 | TMT2, 0 = off */
 } H3100Features;
 
 typedef struct H3100SelfTest {
@@ -197,6 +200,18 @@ typedef struct H3100SelfTest {
     uint8_t results[20][28];          /* newest first */
     unsigned nresults;
 } H3100SelfTest;
+
+/* telemetry=FILE: one JSON line per interval of virtual time */
+typedef struct H3100Telemetry {
+    FILE *file;
+    QEMUTimer *timer;
+    int64_t period_ns;
+    H3100Health begin;                /* at the interval's start */
+    H3100LatHist *window;             /* completions of the interval */
+    H3100LatHist *run;                /* ... of the whole run (the CDF) */
+    uint64_t reads, writes, bytes;
+    Notifier exit;
+} H3100Telemetry;
 
 typedef struct H3100Sanitize {
     uint16_t sstat;
@@ -239,6 +254,8 @@ struct H3100State {
     char *model_params;
     bool timing;
     bool vwc_present;
+    OnOffAuto write_cache;            /* the backend's, auto: -drive cache= */
+    bool backend_wce;
     IOThread *iothread;
     uint64_t seed;
     uint32_t max_ioqpairs;
@@ -320,6 +337,9 @@ struct H3100State {
     H3100Firmware fw;
     H3100SelfTest dst;
     H3100Sanitize san;
+    H3100Telemetry tel;
+    char *telemetry_path;
+    uint32_t telemetry_ms;
     bool format_busy;
 };
 
@@ -330,6 +350,17 @@ int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns);
 H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
                            uint64_t length, bool fua, uint32_t stream);
 void h3100_health(H3100State *s, H3100Health *h);
+/* Host thermal management thresholds, kelvin (0: the drive's own). */
+void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
+
+/* A virtual-clock timer in the device's context (main loop or IOThread). */
+QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
+
+/* h3100-telemetry.c */
+bool h3100_telemetry_init(H3100State *s, Error **errp);
+void h3100_telemetry_start(H3100State *s);
+void h3100_telemetry_note(H3100State *s, H3100Req *req);
+void h3100_telemetry_close(H3100State *s);
 void h3100_ctrl_reset(H3100State *s);
 void h3100_update_lbads(H3100State *s, uint32_t lbads);
 

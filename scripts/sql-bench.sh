@@ -244,7 +244,7 @@ start=$SECONDS
 rc=0
 "$H3100_PROJECT/scripts/guest-run.sh" "${run_args[@]}" "$tmp/sql-run.sh" -- \
     -drive "file=$disk,if=none,id=d0,format=$format,cache=none,aio=threads" \
-    -device "dapustor-h3100,drive=d0,capacity=$capacity,seed=$seed" \
+    -device "dapustor-h3100,drive=d0,capacity=$capacity,seed=$seed,telemetry=$workdir/telemetry.jsonl" \
     >"$out" 2> >(tee "$workdir/last-run.err" >&2) || rc=$?
 wall=$((SECONDS - start))
 [ "$keep_disk" = 1 ] || rm -f "$disk"
@@ -330,6 +330,23 @@ if [ "${#vb[@]}" -ge 256 ] && [ "$(vle 0 2)" = 1 ]; then
 else
     printf 'NAND bytes written, WAF    vendor log CAh unavailable: %s\n' \
         "$(awk '$1 == "@@VENDOR" { $1 = ""; print; exit }' "$out")"
+fi
+# the host's view: the device's telemetry file, one row per virtual second
+if [ -s "$workdir/telemetry.jsonl" ]; then
+    awk -F'[:,]' '/"t":/ { for (i = 1; i < NF; i++) {
+            k = $i; gsub(/[ "{]/, "", k)
+            if (k == "iops" && $(i + 1) + 0 > peak) peak = $(i + 1) + 0
+            if (k == "lat_p99_us" && $(i + 1) + 0 > p99) p99 = $(i + 1) + 0
+            if (k == "temp_c") temp = $(i + 1) + 0
+          } rows++ }
+        END { printf "telemetry (host)           %d rows of 1 s; peak %.0f IOPS, worst p99 %.0f us, %.1f C at the end\n", rows, peak, p99, temp }' \
+        "$workdir/telemetry.jsonl"
+    if command -v "${H3100_GNUPLOT:-gnuplot}" >/dev/null 2>&1 &&
+       "$H3100_PROJECT/scripts/h3100-plot.sh" "$workdir/telemetry.jsonl" \
+           -o "$workdir/plots" --title "MariaDB + sysbench oltp_read_write on dapustor-h3100 $capacity" \
+           >"$workdir/plots.txt" 2>&1; then
+        printf '(plots of the run: %s)\n' "$(tr '\n' ' ' <"$workdir/plots.txt")"
+    fi
 fi
 printf '(MariaDB status after the run, before shutdown: Innodb_data_written %s, Innodb_os_log_written %s, Innodb_data_fsyncs %s)\n' \
     "$(human "$(mysqlv Innodb_data_written)")" "$(human "$(mysqlv Innodb_os_log_written)")" \

@@ -138,6 +138,46 @@ START_TEST(test_survives_restart)
 }
 END_TEST
 
+/*
+ * The vendor log's recent WAF compares with samples of the last 60 s of
+ * power-on time; they are saved, so a restart does not make old writes
+ * recent again.
+ */
+START_TEST(test_recent_waf_survives_restart)
+{
+    g_autofree char *path = state_file("recent.h3s");
+    g_autofree uint8_t *data = g_malloc(128 * 1024);
+    uint8_t v[512];
+    Dev *d;
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    nh_pattern(data, 128 * 1024, 3);
+    qt_clock_step(d->qt, 2000000000LL);
+    for (unsigned i = 0; i < 16; i++) {
+        ck_status(nh_write(d->h, d->q, i * 256, data, 128 * 1024), 0,
+                  "write %u", i);
+    }
+    qt_clock_step(d->qt, 3000000000LL);
+    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_assert_uint_eq(le64_at(v, 40), 16 * 128 * 1024);   /* recent host */
+    qt_clock_step(d->qt, 70000000000LL);
+    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_assert_uint_eq(le64_at(v, 40), 0);     /* the writes are not recent */
+    dev_close(d);
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_assert_uint_eq(le64_at(v, 8), 16 * 128 * 1024);    /* lifetime */
+    ck_assert_msg(le64_at(v, 40) == 0, "after a restart %" PRIu64 " host "
+                  "bytes of 75 s ago count as recent", le64_at(v, 40));
+    ck_assert_uint_ge(le64_at(v, 56), 50000);             /* window, ms */
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_sim_file_loads)
 {
     g_autofree char *path = state_file("sim.h3s");
@@ -327,6 +367,7 @@ int main(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_survives_restart);
+    tcase_add_test(tc, test_recent_waf_survives_restart);
     tcase_add_test(tc, test_sim_file_loads);
     tcase_add_test(tc, test_dirty_counts_unsafe);
     tcase_add_test(tc, test_checkpoint);
