@@ -19,6 +19,7 @@
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
 #include "hw/pci/msix.h"
+#include "system/kvm.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -226,8 +227,14 @@ static void h3100_ioeventfd_add(H3100State *s, EventNotifier *n,
                                 hwaddr off, EventNotifierHandler *h,
                                 bool *on)
 {
-    /* eventfds need the BQL: only without an IOThread */
-    if (*on || !h3100_in_main_ctx(s) || event_notifier_init(n, 0) < 0) {
+    /*
+     * eventfds need the BQL: only without an IOThread.  And only with
+     * KVM, where they spare the vCPU an exit: under TCG the vCPU thread
+     * runs the MMIO handler anyway, and an eventfd would only add a hop
+     * through the main loop to every doorbell (and lose its virtual time).
+     */
+    if (*on || !h3100_in_main_ctx(s) || !kvm_enabled() ||
+        event_notifier_init(n, 0) < 0) {
         return;
     }
     event_notifier_set_handler(n, h);
@@ -514,10 +521,9 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
      * last exit, so the doorbell's time becomes the model's floor.
      */
     h3100_now(s);
-    sq->tail = tail;
-    if (sq->db_addr) {
-        stl_le_pci_dma(PCI_DEVICE(s), sq->db_addr, tail,
-                       MEMTXATTRS_UNSPECIFIED);
+    /* with a shadow doorbell the write only says "look": the BH reads it */
+    if (!sq->db_addr) {
+        sq->tail = tail;
     }
     qemu_bh_schedule(sq->bh);
 }
@@ -526,10 +532,10 @@ void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
 {
     H3100SQueue *sq;
 
-    cq->head = head;
     if (cq->db_addr) {
-        stl_le_pci_dma(PCI_DEVICE(s), cq->db_addr, head,
-                       MEMTXATTRS_UNSPECIFIED);
+        h3100_cq_shadow_head(s, cq);     /* as with an ioeventfd (KVM) */
+    } else {
+        cq->head = head;
     }
     if (cq->head == cq->tail) {
         h3100_irq_deassert(s, cq);

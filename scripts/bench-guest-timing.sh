@@ -22,6 +22,12 @@
 #   --runtime S       virtual seconds per fio job (default 0.3)
 #   --size SIZE       the fio region (default 64M); the namespace is 256 MiB
 #   --capacity C      H3100 profile: 0.8T 1.6T 3.2T 6.4T (default 0.8T)
+#   --engine polled|irq  polled (default): fio's io_uring engine with
+#                     --hipri on an NVMe poll queue (nvme.poll_queues=1), so
+#                     fio spins for the completion with or without timing;
+#                     irq: libaio, fio sleeps and the interrupt wakes it
+#                     (the wake-up only happens with timing: see
+#                     docs/benchmarks.md)
 #   --backend null|raw  null-co (default: data I/O takes no host time) or a
 #                     sparse raw file (host I/O time then adds noise)
 #   --reps N          boots per setting (default 2); each latency is the mean
@@ -42,6 +48,7 @@ runtime=0.3
 size=64M
 capacity=0.8T
 backend=null
+engine=polled
 tol=10
 reps=2
 keep=''
@@ -54,6 +61,7 @@ while [ $# -gt 0 ]; do
     --size) need "$@"; size=$2; shift ;;
     --capacity) need "$@"; capacity=$2; shift ;;
     --backend) need "$@"; backend=$2; shift ;;
+    --engine) need "$@"; engine=$2; shift ;;
     --reps) need "$@"; reps=$2; shift ;;
     --tolerance) need "$@"; tol=$2; shift ;;
     --qemu) need "$@"; qemu=$2; shift ;;
@@ -73,6 +81,11 @@ mb=${size%M}
 [ "$mb" -le 256 ] || h3100_die "--size: at most 256M (the namespace)"
 case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 case $backend in null|raw) ;; *) h3100_die "--backend: null or raw" ;; esac
+case $engine in
+polled) fio_engine='--ioengine=io_uring --hipri=1'; append='idle=poll nvme.poll_queues=1' ;;
+irq) fio_engine='--ioengine=libaio'; append='idle=poll' ;;
+*) h3100_die "--engine: polled or irq" ;;
+esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
 
@@ -103,7 +116,7 @@ done
 # --- the guest script -----------------------------------------------------------
 # fio terse v3 fields: 40 read mean latency (us), 81 write mean latency (us).
 {
-    echo "RT=$runtime SZ=$size"
+    echo "RT=$runtime SZ=$size ENGINE='$fio_engine'"
     cat <<'GUEST'
 fio --name=precondition --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
     --rw=write --bs=128k --iodepth=8 --size="$SZ" >/tmp/pre.out 2>&1 || { cat /tmp/pre.out; exit 1; }
@@ -111,11 +124,12 @@ echo "PRE done"
 sleep 0.2
 for j in randread:4k randwrite:4k read:128k; do
     rw=${j%%:*} bs=${j#*:}
-    fio --name="$rw-$bs" --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
+    # shellcheck disable=SC2086  # ENGINE is two options
+    fio --name="$rw-$bs" --filename=/dev/nvme0n1 $ENGINE --direct=1 \
         --rw="$rw" --bs="$bs" --iodepth=1 --size="$SZ" --runtime="$RT" \
         --ramp_time=0.05 --time_based=1 --randrepeat=1 \
         --output-format=terse --terse-version=3 >/tmp/j.t 2>/tmp/j.e || { cat /tmp/j.e; exit 1; }
-    awk -F';' -v n="$rw-$bs" '{ printf "RESULT %s %s %s %s\n", n, ($40 > 0 ? $40 : $81), $8 + $49, ($6 + $47) }' /tmp/j.t
+    awk -F';' -v n="$rw-$bs" 'NF > 100 { printf "RESULT %s %s %s %s\n", n, ($40 > 0 ? $40 : $81), $8 + $49, ($6 + $47) }' /tmp/j.t
 done
 GUEST
 } >"$tmp/guest.sh"
@@ -131,9 +145,9 @@ run_one() {  # run_one on|off REP
         drv="file=$tmp/d.raw,if=none,id=d0,format=raw"
     fi
     out=$tmp/timing-$t.$rep.out
-    say "timing=$t, boot $rep/$reps: booting (-icount shift=$shift_n,sleep=off; idle=poll), precondition $size, 3 fio jobs x ${runtime}s virtual"
+    say "timing=$t, boot $rep/$reps: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
     if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --icount-shift "$shift_n" \
-        --smp 1 --append idle=poll --no-disk --timeout 600 "$tmp/guest.sh" -- \
+        --smp 1 --append "$append" --no-disk --timeout 600 "$tmp/guest.sh" -- \
         -drive "$drv" \
         -device "dapustor-h3100,drive=d0,capacity=$capacity,model-params=user_bytes=$dbytes,timing=$t" \
         >"$out" 2>"$tmp/timing-$t.$rep.err"; then
@@ -167,5 +181,5 @@ for j in "${jobs[@]}"; do
     echo "$r"
     case $r in *FAIL) fails=$((fails + 1)) ;; esac
 done
-echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, idle=poll, $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) per setting; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
+echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, $append, fio $engine ($fio_engine), $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) per setting; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
 [ "$fails" = 0 ] || { say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }

@@ -13,7 +13,9 @@
 #   randread-4k-qd32    4 KiB random read, QD32, over the written region
 # The pair of boots is repeated --reps times (default 2) to show the noise.
 # Prints one table: job, run, IOPS stock nvme, IOPS dapustor-h3100, ratio
-# ours/stock.  Exit status 0 when every run completed (the ratio is a figure,
+# ours/stock, and per job the medians over the runs ("med": TCG on a shared
+# host moves single runs by 10-25%).  Odd runs boot stock first, even runs
+# ours first.  Exit status 0 when every run completed (the ratio is a figure,
 # not a pass/fail; see docs/benchmarks.md).
 #
 #   --runtime S      seconds per fio job (default 3)
@@ -25,6 +27,9 @@
 #   --keep DIR       keep the raw guest outputs in DIR
 #   --h3100-opts OPTS  more dapustor-h3100 options (e.g. vwc=on)
 #   --qemu-args 'A B'  extra QEMU arguments for both devices (e.g. -trace ...)
+#   --parallel       boot both guests at the same time, one vCPU each, so a
+#                    slow spell of a shared host hits both alike (needs 2
+#                    host cores); the default boots them one after the other
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -38,6 +43,7 @@ accel=tcg
 keep=''
 extra=''
 hopts=''
+parallel=0
 
 need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
 while [ $# -gt 0 ]; do
@@ -51,6 +57,7 @@ while [ $# -gt 0 ]; do
     --keep) need "$@"; keep=$2; shift ;;
     --h3100-opts) need "$@"; hopts=,$2; shift ;;
     --qemu-args) need "$@"; extra=$2; shift ;;
+    --parallel) parallel=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
@@ -92,44 +99,67 @@ job randread-4k-qd32 --rw=randread --bs=4k --iodepth=32
 GUEST
 
 declare -A iops
-run_one() {  # run_one REP DEV
-    local rep=$1 dev=$2 disk=$tmp/d.raw devarg out
+start_one() {  # start_one REP DEV: boot in the background, pid in $!
+    local rep=$1 dev=$2 disk=$tmp/$2.raw devarg smp=2
     rm -f "$disk"
     truncate -s "$dbytes" "$disk"
     case $dev in
     stock) devarg="nvme,serial=benchstock,drive=d0" ;;
     h3100) devarg="dapustor-h3100,drive=d0,capacity=$capacity,model-params=user_bytes=$dbytes,timing=off$hopts" ;;
     esac
-    out=$tmp/$dev.$rep.out
+    [ "$parallel" = 0 ] || smp=1
     say "run $rep/$reps: $dev (-device ${devarg%%,*}), 3 fio jobs x ${runtime}s"
     # shellcheck disable=SC2086  # --qemu-args is split on purpose
-    if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel "$accel" --no-disk \
-        --timeout 300 "$tmp/guest.sh" -- \
+    "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel "$accel" --no-disk \
+        --smp "$smp" --timeout 300 "$tmp/guest.sh" -- \
         -drive "file=$disk,if=none,id=d0,format=raw" -device "$devarg" $extra \
-        >"$out" 2>"$tmp/$dev.$rep.err"; then
+        >"$tmp/$dev.$rep.out" 2>"$tmp/$dev.$rep.err" &
+}
+
+finish_one() {  # finish_one REP DEV PID: wait for the boot, read its figures
+    local rep=$1 dev=$2 out=$tmp/$2.$1.out line n v rc ri wi
+    if ! wait "$3"; then
         sed 's/^/  | /' "$tmp/$dev.$rep.err" >&2
         h3100_die "the guest run with $dev failed (output above)"
     fi
     [ -z "$keep" ] || cp "$out" "$tmp/$dev.$rep.err" "$keep/"
-    local line n v rc ri wi
     while read -r line; do
         case $line in
-        'DRIVE '*) say "  $line" ;;
+        'DRIVE '*) say "  $dev: $line" ;;
         'RESULT '*)
             read -r _ n rc ri _ wi _ <<<"$line"
             [ "$rc" = rc=0 ] || h3100_die "fio $n failed on $dev ($rc)"
             case $n in seqwrite*) v=${wi#wiops=} ;; *) v=${ri#riops=} ;; esac
             iops[$n.$rep.$dev]=$v
-            say "  $n: $v IOPS"
+            say "  $dev $n: $v IOPS"
             ;;
         esac
     done <"$out"
 }
 
+run_one() {  # run_one REP DEV
+    start_one "$1" "$2"
+    finish_one "$1" "$2" $!
+}
+
+# alternate which device boots first, so a drift of the host's speed
+# during the run does not favour one of them
 for ((rep = 1; rep <= reps; rep++)); do
-    run_one "$rep" stock
-    run_one "$rep" h3100
+    if [ "$parallel" = 1 ]; then
+        start_one "$rep" stock; p1=$!
+        start_one "$rep" h3100; p2=$!
+        finish_one "$rep" stock "$p1"
+        finish_one "$rep" h3100 "$p2"
+    elif ((rep % 2)); then
+        run_one "$rep" stock
+        run_one "$rep" h3100
+    else
+        run_one "$rep" h3100
+        run_one "$rep" stock
+    fi
 done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 printf '\n%-20s %4s %14s %14s %12s\n' job run 'stock nvme' 'dapustor-h3100' 'ours/stock'
 for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32; do
@@ -138,5 +168,11 @@ for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32; do
         awk -v n="$n" -v r="$rep" -v a="$a" -v b="$b" 'BEGIN {
             printf "%-20s %4s %14.0f %14.0f %12s\n", n, r, a, b, (a > 0 ? sprintf("%.2f", b / a) : "n/a") }'
     done
+    if ((reps > 1)); then
+        a=$(for ((rep = 1; rep <= reps; rep++)); do echo "${iops[$n.$rep.stock]:-0}"; done | median)
+        b=$(for ((rep = 1; rep <= reps; rep++)); do echo "${iops[$n.$rep.h3100]:-0}"; done | median)
+        awk -v n="$n" -v a="$a" -v b="$b" 'BEGIN {
+            printf "%-20s %4s %14.0f %14.0f %12s\n", n, "med", a, b, (a > 0 ? sprintf("%.2f", b / a) : "n/a") }'
+    fi
 done
-echo "(IOPS from fio inside the guest; $accel, ${runtime}s per job, region $size of a sparse raw 256 MiB file)"
+echo "(IOPS from fio inside the guest; $accel, ${runtime}s per job, region $size of a sparse raw 256 MiB file$([ "$parallel" = 0 ] || echo '; both guests at once, 1 vCPU each'))"
