@@ -105,11 +105,12 @@ END {
     h3100_die "$(head -n1 "$tmp/err")"
 read -r nrows ncdf has_temp <"$tmp/counts"
 
-# pngcairo draws smoother lines; Debian's gnuplot-nox has both.
+# pngcairo draws smoother lines; Debian's gnuplot-nox has both.  noenhanced:
+# titles like oltp_read_write are text, not subscripts.
 if printf 'set terminal\n' | "$gnuplot" 2>&1 | grep -qw pngcairo; then
-    term="pngcairo size 1100,600 font ',10'"
+    term="pngcairo noenhanced size 1100,600 font ',10'"
 else
-    term="png size 1100,600"
+    term="png noenhanced size 1100,600"
 fi
 qtitle=${title//\'/\'\'}
 
@@ -138,7 +139,8 @@ set yrange [0:*]
 set y2range [0:*]
 set ytics nomirror
 set y2tics
-set format y '%.0s%c'
+stats $rows using 2 name 'IOPS' nooutput
+if (IOPS_max >= 10000) { set format y '%.0s%c' } else { set format y '%g' }
 plot $rows using 1:2 with lines lw 2 title 'IOPS', \
      $rows using 1:5 axes x1y2 with lines lw 1 dt 2 title 'MB/s'"
 
