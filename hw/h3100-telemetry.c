@@ -88,12 +88,12 @@ static void h3100_telemetry_timer_cb(void *opaque)
     }
 }
 
+static void h3100_telemetry_close_here(void *opaque);
+
 /* QEMU is quitting: the last, partial interval and the CDF. */
 static void h3100_telemetry_exit_notify(Notifier *n, void *data)
 {
-    H3100State *s = container_of(n, H3100State, tel.exit);
-
-    h3100_telemetry_close(s);
+    h3100_telemetry_close(container_of(n, H3100State, tel.exit));
 }
 
 bool h3100_telemetry_init(H3100State *s, Error **errp)
@@ -157,8 +157,15 @@ void h3100_telemetry_note(H3100State *s, H3100Req *req)
     h3100_lathist_add(t->window, h3100_now(s) - req->start_ns);
 }
 
+/* In the controller's context: an IOThread may be writing a row. */
 void h3100_telemetry_close(H3100State *s)
 {
+    h3100_run_in_ctx(s, h3100_telemetry_close_here, s);
+}
+
+static void h3100_telemetry_close_here(void *opaque)
+{
+    H3100State *s = opaque;
     H3100Telemetry *t = &s->tel;
     g_autoptr(GString) line = g_string_new(NULL);
 
