@@ -1,7 +1,8 @@
 /*
  * telemetry=FILE: one JSON line per interval of virtual time with the
  * interval's I/O and the drive's health, a latency CDF at exit; a file
- * that cannot be written is refused with one line.
+ * that cannot be written is refused with one line; rows from an IOThread
+ * too.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,12 +26,15 @@ static double field(const char *line, const char *key)
     return g_ascii_strtod(p + strlen(key), NULL);
 }
 
-START_TEST(test_telemetry_rows)
+/* With @iothread the rows are written in an IOThread. */
+static void check_rows(bool iothread)
 {
     g_autofree char *path = g_build_filename(qt_tmpdir(), "tel.jsonl", NULL);
     g_autofree char *opts = g_strdup_printf(",telemetry=%s,"
-                                            "telemetry-interval=100", path);
-    Dev *d = dev_open_full(NULL, opts, "");
+                                            "telemetry-interval=100%s", path,
+                                            iothread ? ",iothread=io0" : "");
+    Dev *d = dev_open_full(NULL, opts,
+                           iothread ? "-object iothread,id=io0" : "");
     uint64_t buf = nh_alloc(d->h, 64 * 1024, 4096);
     g_autofree char *text = NULL;
     g_auto(GStrv) lines = NULL;
@@ -80,6 +84,17 @@ START_TEST(test_telemetry_rows)
     ck_assert_msg(strstr(text, "{\"cdf\":"), "no CDF line");
     unlink(path);
 }
+
+START_TEST(test_telemetry_rows)
+{
+    check_rows(false);
+}
+END_TEST
+
+START_TEST(test_telemetry_iothread)
+{
+    check_rows(true);
+}
 END_TEST
 
 START_TEST(test_telemetry_bad_file)
@@ -104,6 +119,7 @@ int main(void)
     TCase *tc = dev_tcase(s, "telemetry");
 
     tcase_add_test(tc, test_telemetry_rows);
+    tcase_add_test(tc, test_telemetry_iothread);
     tcase_add_test(tc, test_telemetry_bad_file);
     return dev_main(s);
 }
