@@ -35,6 +35,7 @@ void h3100_features_init(H3100State *s)
     }
     if (s->model) {
         h3100_thermal_limits(s, 0, 0);   /* the drive's own thresholds */
+        h3100_power_cap(s, 0);           /* PS0 after a reset */
     }
     for (unsigned i = 0; s->vec && i < s->nvec; i++) {
         s->vec[i].no_coalesce = false;
@@ -248,7 +249,8 @@ static uint16_t h3100_set_one(H3100State *s, H3100Req *req, uint8_t fid,
         if ((dw11 & 0x1f) > s->id_ctrl.npss) {
             return NVME_INVALID_FIELD | NVME_DNR;
         }
-        f->power_state = dw11 & 0xff;
+        f->power_state = dw11 & 0xff;    /* PS and workload hint */
+        h3100_power_cap(s, dw11 & 0x1f);
         return NVME_SUCCESS;
     case NVME_TEMPERATURE_THRESHOLD:
         return h3100_set_temp(s, dw11);

@@ -43,7 +43,7 @@ static void h3100_id_ctrl_psd(H3100State *s, NvmeIdCtrl *id)
     uint32_t idle = s->cfg.idle_mw, active = s->cfg.active_mw;
     uint32_t mid = (idle + active) / 2;
 
-    /* PS0 full power, PS1 and PS2 capped (the model does not throttle) */
+    /* PS0 full power; in PS1 and PS2 the model slows the NAND to fit */
     h3100_psd(&id->psd[0], active, idle, active, 0);
     h3100_psd(&id->psd[1], mid, idle, mid, 50);
     h3100_psd(&id->psd[2], idle + (active - idle) / 4, idle, idle, 100);

@@ -133,6 +133,15 @@ void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k)
     qemu_mutex_unlock(&s->model_lock);
 }
 
+void h3100_power_cap(H3100State *s, unsigned ps)
+{
+    uint32_t mw = ps ? le16_to_cpu(s->id_ctrl.psd[ps].mp) * 10 : 0;
+
+    qemu_mutex_lock(&s->model_lock);
+    h3100_model_set_power_cap(s->model, mw);
+    qemu_mutex_unlock(&s->model_lock);
+}
+
 static void h3100_idle_timer_cb(void *opaque)
 {
     H3100State *s = opaque;

@@ -352,6 +352,8 @@ H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
 void h3100_health(H3100State *s, H3100Health *h);
 /* Host thermal management thresholds, kelvin (0: the drive's own). */
 void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
+/* Power state @ps: the model keeps under its maximum power (PS0: none). */
+void h3100_power_cap(H3100State *s, unsigned ps);
 
 /* A virtual-clock timer in the device's context (main loop or IOThread). */
 QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);

@@ -18,6 +18,7 @@
 
 #define IDLE_RECLAIM_AFTER_NS 1000000ULL  /* host quiet this long */
 #define IDLE_RECLAIM_STEPS 256u
+#define POWER_KEEP_MIN_PCT 5u             /* a cap at idle still moves data */
 
 static UnitDone *unit_entry(H3100Model *m, uint64_t gid)
 {
@@ -178,10 +179,21 @@ void h3100_model_set_reclaim_observer(H3100Model *m, H3100ReclaimFn fn,
     model_attach_hooks(m);
 }
 
+/* The NAND runs at the lower of what the heat and the power cap allow. */
+static void model_apply_throttle(H3100Model *m)
+{
+    uint32_t keep = thermal_keep_pct(&m->thermal);
+
+    if (m->power_keep_pct && m->power_keep_pct < keep) {
+        keep = m->power_keep_pct;
+    }
+    nand_set_throttle(&m->nand, keep);
+}
+
 void model_thermal_power_on(H3100Model *m)
 {
     thermal_power_on(&m->thermal, m->nand.stats.busy_ns, m->cores.busy_ns);
-    nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+    model_apply_throttle(m);
 }
 
 /* Array or core time done by @t: all that was booked, less the queued. */
@@ -202,7 +214,7 @@ static void model_thermal(H3100Model *m, uint64_t now)
     nand = done_by(m->nand.stats.busy_ns, nand_ahead_ns(&m->nand, now));
     core = done_by(m->cores.busy_ns, cores_ahead_ns(&m->cores, now));
     if (thermal_update(&m->thermal, now, nand, core)) {
-        nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+        model_apply_throttle(m);
     }
 }
 
@@ -603,8 +615,23 @@ void h3100_model_set_thermal_limits(H3100Model *m, uint32_t tmt1_k,
                                     uint32_t tmt2_k)
 {
     if (thermal_set_limits(&m->thermal, tmt1_k, tmt2_k)) {
-        nand_set_throttle(&m->nand, thermal_keep_pct(&m->thermal));
+        model_apply_throttle(m);
     }
+}
+
+void h3100_model_set_power_cap(H3100Model *m, uint32_t max_mw)
+{
+    const H3100Config *c = &m->cfg;
+    uint32_t span = c->active_mw > c->idle_mw ? c->active_mw - c->idle_mw : 1;
+    uint32_t keep = 0;
+
+    if (max_mw && max_mw < c->active_mw) {
+        keep = max_mw > c->idle_mw ?
+               (uint32_t)((uint64_t)(max_mw - c->idle_mw) * 100 / span) : 0;
+        keep = keep < POWER_KEEP_MIN_PCT ? POWER_KEEP_MIN_PCT : keep;
+    }
+    m->power_keep_pct = keep;
+    model_apply_throttle(m);
 }
 
 void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)

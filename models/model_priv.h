@@ -54,6 +54,7 @@ struct H3100Model {
     uint64_t units_per_sb;
     UnitDone *units;
     ModelCounters c;
+    uint32_t power_keep_pct;          /* NAND share under the power cap */
     H3100ReclaimFn reclaim_fn;        /* tracing observer, may be NULL */
     void *reclaim_opaque;
 };

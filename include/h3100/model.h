@@ -159,6 +159,13 @@ void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h);
 void h3100_model_set_thermal_limits(H3100Model *m, uint32_t tmt1_k,
                                     uint32_t tmt2_k);
 
+/*
+ * Cap the drive's power at @max_mw (an NVMe power state's maximum power;
+ * 0: no cap): the NAND keeps the share of its throughput that fits
+ * between the idle and active watts, or less if the heat asks for less.
+ */
+void h3100_model_set_power_cap(H3100Model *m, uint32_t max_mw);
+
 /* Is this 4 KiB slot mapped (for tests and the device's checks)? */
 bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset);
 

@@ -135,6 +135,61 @@ START_TEST(test_timing_on_qd1_read)
 }
 END_TEST
 
+/* Virtual ns from submitting a 4 KiB read of @slba to its completion. */
+static int64_t read_latency(Dev *d, uint64_t slba, uint64_t buf)
+{
+    int64_t t0 = qt_clock_now(d->qt);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = buf;
+    sqe.cdw10 = (uint32_t)slba;
+    sqe.cdw12 = 7;
+    nh_submit(d->h, d->q, &sqe);
+    g_usleep(20000);
+    for (int us = 0; us < 20000; us++) {
+        if (nh_poll(d->h, d->q, &cqe)) {
+            ck_status(nh_status(&cqe), 0, "read of LBA %" PRIu64, slba);
+            return qt_clock_now(d->qt) - t0;
+        }
+        qt_clock_step(d->qt, 1000);
+    }
+    ck_abort_msg("the read of LBA %" PRIu64 " did not complete in 20 ms",
+                 slba);
+    return 0;
+}
+
+/* A lower power state caps the drive's power: its NAND reads slow down. */
+START_TEST(test_power_state_slows_nand)
+{
+    Dev *d = dev_open_full(TIMING_PARAMS, ",timing=on", "");
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+    Replay rec[32];
+    int64_t ps0, ps2, back;
+    uint32_t dw0 = 0;
+
+    prepare_history(d, rec);
+    ps0 = read_latency(d, 0, buf);
+    ck_status(nh_set_features(d->h, NVME_FEAT_POWER_MGMT, 2, false, NULL), 0,
+              "power state 2");
+    ck_status(nh_get_features(d->h, NVME_FEAT_POWER_MGMT, 0, 0, &dw0), 0,
+              "get power state");
+    ck_assert_uint_eq(dw0, 2);
+    qt_clock_step(d->qt, 10000000);
+    ps2 = read_latency(d, 8192, buf);
+    ck_assert_msg(ps2 > ps0 * 3 / 2, "4 KiB NAND read: %" PRId64 " ns in "
+                  "PS2, %" PRId64 " ns in PS0", ps2, ps0);
+    ck_status(nh_set_features(d->h, NVME_FEAT_POWER_MGMT, 0, false, NULL), 0,
+              "power state 0");
+    qt_clock_step(d->qt, 10000000);
+    back = read_latency(d, 8192 + 256, buf);
+    ck_assert_msg(back < ps2 * 3 / 4, "back in PS0: %" PRId64 " ns (PS2 %"
+                  PRId64 " ns)", back, ps2);
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_timing_on_write)
 {
     Dev *d = dev_open_full(TIMING_PARAMS, ",timing=on", "");
@@ -233,6 +288,7 @@ int main(void)
     TCase *tc = dev_tcase(s, "timing");
 
     tcase_add_test(tc, test_timing_on_qd1_read);
+    tcase_add_test(tc, test_power_state_slows_nand);
     tcase_add_test(tc, test_timing_on_write);
     tcase_add_test(tc, test_timing_off_is_immediate);
     tcase_add_test(tc, test_timing_on_needs_virtual_time);

@@ -370,6 +370,40 @@ END_TEST
 
 /* Every profile: defaults that validate and the calibrated 40 C idle;
  * a fully active 3.2 TB settles at 47 C. */
+/* A power state's cap: the NAND slows until the drive fits under it. */
+START_TEST(test_power_cap)
+{
+    H3100Model *m = thermal_model(""), *ref = thermal_model("");
+    const H3100Config *cfg = h3100_model_config(m);
+    uint32_t cap = (cfg->idle_mw + cfg->active_mw) / 2;
+    uint64_t now = 0, ref_now = 0;
+    SimResult capped, free_run;
+
+    h3100_model_set_power_cap(m, cap);
+    capped = write_for(m, &now, 300);
+    free_run = write_for(ref, &ref_now, 300);
+    ck_assert_msg(capped.mbps < 0.75 * free_run.mbps, "%.0f MB/s capped at "
+                  "%u mW, %.0f MB/s free", capped.mbps, cap, free_run.mbps);
+    ck_assert_msg(capped.health.power_mw <= cap * 105 / 100, "%u mW under a "
+                  "%u mW cap", capped.health.power_mw, cap);
+    ck_assert_uint_gt(free_run.health.power_mw, cap);
+    /* heat still throttles harder than a loose cap */
+    h3100_model_set_power_cap(m, cfg->active_mw - 1);
+    h3100_model_set_thermal_limits(m, 300, 305);
+    capped = write_for(m, &now, 300);
+    ck_assert_msg(capped.mbps < 0.4 * free_run.mbps, "%.0f MB/s, heavy "
+                  "throttling and a loose cap", capped.mbps);
+    /* no cap, no throttling: full speed again */
+    h3100_model_set_thermal_limits(m, 0, 0);
+    h3100_model_set_power_cap(m, 0);
+    capped = write_for(m, &now, 300);
+    free_run = write_for(ref, &ref_now, 300);
+    ck_assert_double_gt(capped.mbps, 0.9 * free_run.mbps);
+    h3100_model_free(m);
+    h3100_model_free(ref);
+}
+END_TEST
+
 START_TEST(test_profile_defaults)
 {
     for (const char *const *p = h3100_profile_names(); *p; p++) {
@@ -480,6 +514,7 @@ static Suite *thermal_suite(void)
     tcase_add_test(tc, test_light_holds_in_hot_air);
     tcase_add_test(tc, test_heavy_throttling_bounded);
     tcase_add_test(tc, test_host_thermal_limits);
+    tcase_add_test(tc, test_power_cap);
     tcase_add_test(tc, test_profile_defaults);
     tcase_add_test(tc, test_full_drive_active_temperature);
     tcase_add_test(tc, test_config_checks);
