@@ -53,21 +53,20 @@ tol=10
 reps=2
 keep=''
 
-need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    --icount-shift) need "$@"; shift_n=$2; shift ;;
-    --runtime) need "$@"; runtime=$2; shift ;;
-    --size) need "$@"; size=$2; shift ;;
-    --capacity) need "$@"; capacity=$2; shift ;;
-    --backend) need "$@"; backend=$2; shift ;;
-    --engine) need "$@"; engine=$2; shift ;;
-    --reps) need "$@"; reps=$2; shift ;;
-    --tolerance) need "$@"; tol=$2; shift ;;
-    --qemu) need "$@"; qemu=$2; shift ;;
-    --sim) need "$@"; sim=$2; shift ;;
-    --keep) need "$@"; keep=$2; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    --icount-shift) h3100_need "$@"; shift_n=$2; shift ;;
+    --runtime) h3100_need "$@"; runtime=$2; shift ;;
+    --size) h3100_need "$@"; size=$2; shift ;;
+    --capacity) h3100_need "$@"; capacity=$2; shift ;;
+    --backend) h3100_need "$@"; backend=$2; shift ;;
+    --engine) h3100_need "$@"; engine=$2; shift ;;
+    --reps) h3100_need "$@"; reps=$2; shift ;;
+    --tolerance) h3100_need "$@"; tol=$2; shift ;;
+    --qemu) h3100_need "$@"; qemu=$2; shift ;;
+    --sim) h3100_need "$@"; sim=$2; shift ;;
+    --keep) h3100_need "$@"; keep=$2; shift ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift

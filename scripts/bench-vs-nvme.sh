@@ -45,20 +45,19 @@ extra=''
 hopts=''
 parallel=0
 
-need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    --runtime) need "$@"; runtime=$2; shift ;;
-    --size) need "$@"; size=$2; shift ;;
-    --reps) need "$@"; reps=$2; shift ;;
-    --capacity) need "$@"; capacity=$2; shift ;;
-    --accel) need "$@"; accel=$2; shift ;;
-    --qemu) need "$@"; qemu=$2; shift ;;
-    --keep) need "$@"; keep=$2; shift ;;
-    --h3100-opts) need "$@"; hopts=,$2; shift ;;
-    --qemu-args) need "$@"; extra=$2; shift ;;
+    --runtime) h3100_need "$@"; runtime=$2; shift ;;
+    --size) h3100_need "$@"; size=$2; shift ;;
+    --reps) h3100_need "$@"; reps=$2; shift ;;
+    --capacity) h3100_need "$@"; capacity=$2; shift ;;
+    --accel) h3100_need "$@"; accel=$2; shift ;;
+    --qemu) h3100_need "$@"; qemu=$2; shift ;;
+    --keep) h3100_need "$@"; keep=$2; shift ;;
+    --h3100-opts) h3100_need "$@"; hopts=,$2; shift ;;
+    --qemu-args) h3100_need "$@"; extra=$2; shift ;;
     --parallel) parallel=1 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift

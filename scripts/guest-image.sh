@@ -119,7 +119,7 @@ while [ $# -gt 0 ]; do
     --force) force=1 ;;
     --check) check=1 ;;
     --flavour) flavour=$2; shift ;;   # default | sql (scripts/sql-bench.sh)
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift

@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
     --append) append=$2; shift ;;
     --log) keep_log=$2; shift ;;
     --verbose) verbose=1 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     --) shift; qemu_extra=("$@"); break ;;
     -*) h3100_die "unknown option: $1 (try --help)" ;;
     *) [ -z "$script" ] || h3100_die "one script only ($script, $1)"; script=$1 ;;

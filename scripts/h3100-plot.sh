@@ -27,13 +27,12 @@ title=''
 prefix=''
 gnuplot=${H3100_GNUPLOT:-gnuplot}
 
-need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    -o|--outdir) need "$@"; outdir=$2; shift ;;
-    --title) need "$@"; title=$2; shift ;;
-    --prefix) need "$@"; prefix=$2-; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -o|--outdir) h3100_need "$@"; outdir=$2; shift ;;
+    --title) h3100_need "$@"; title=$2; shift ;;
+    --prefix) h3100_need "$@"; prefix=$2-; shift ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     -*) h3100_die "unknown option: $1 (try --help)" ;;
     *) [ -z "$file" ] || h3100_die "one telemetry file only (got '$file' and '$1')"
        file=$1 ;;

@@ -37,6 +37,13 @@ h3100_as_root() {
     fi
 }
 
+# h3100_need OPTION ARGS...: an option's value is there (ARGS = "$@" of the
+# option loop), else one error line and exit 1
+h3100_need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
+
+# h3100_usage SCRIPT: print SCRIPT's header comment (its --help)
+h3100_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+
 # h3100_version_ge A B: true if version A >= B (dotted numbers).
 h3100_version_ge() {
     [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]

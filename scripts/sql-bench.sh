@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
     --smp) smp=$2; shift ;;
     --timeout) tmo=$2; shift ;;
     --log) log=$2; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift

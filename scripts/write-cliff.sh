@@ -41,17 +41,16 @@ outdir=''
 sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
 every=30
 
-need() { [ $# -ge 2 ] || h3100_die "$1 needs a value (try --help)"; }
 while [ $# -gt 0 ]; do
     case $1 in
-    --profile) need "$@"; profile=$2; shift ;;
-    --runtime) need "$@"; runtime=$2; shift ;;
-    --interval) need "$@"; interval=$2; shift ;;
-    --seed) need "$@"; seed=$2; shift ;;
-    -o|--outdir) need "$@"; outdir=$2; shift ;;
-    --sim) need "$@"; sim=$2; shift ;;
-    --every) need "$@"; every=$2; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    --profile) h3100_need "$@"; profile=$2; shift ;;
+    --runtime) h3100_need "$@"; runtime=$2; shift ;;
+    --interval) h3100_need "$@"; interval=$2; shift ;;
+    --seed) h3100_need "$@"; seed=$2; shift ;;
+    -o|--outdir) h3100_need "$@"; outdir=$2; shift ;;
+    --sim) h3100_need "$@"; sim=$2; shift ;;
+    --every) h3100_need "$@"; every=$2; shift ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift
