@@ -88,25 +88,22 @@ static void observe(H3100Model *m, H3100ReclaimStep step, uint32_t sb,
     }
 }
 
-static uint32_t sb_of_ppn(H3100Model *m, uint64_t ppn)
-{
-    return (uint32_t)(ppn / m->ftl.sps);
-}
-
-static void hook_gc_victim(void *opaque, uint32_t sb, uint64_t valid, bool wl)
+/* Reclaim steps for the observer: the hooks without timing, and the
+ * first thing the timed hooks do. */
+static void observe_gc_victim(void *opaque, uint32_t sb, uint64_t valid,
+                              bool wl)
 {
     observe(opaque, H3100_RECLAIM_VICTIM, sb, valid, wl);
 }
 
-/* Without timing only the observer wants to hear of reclaim. */
-static void hook_gc_read_untimed(void *opaque, uint64_t ppn, uint32_t nslots)
+static void observe_gc_read(void *opaque, uint64_t ppn, uint32_t nslots)
 {
     H3100Model *m = opaque;
 
-    observe(m, H3100_RECLAIM_READ, sb_of_ppn(m, ppn), nslots, 0);
+    observe(m, H3100_RECLAIM_READ, ftl_addr(&m->ftl, ppn).sb, nslots, 0);
 }
 
-static void hook_erased_untimed(void *opaque, uint32_t sb)
+static void observe_erased(void *opaque, uint32_t sb)
 {
     H3100Model *m = opaque;
 
@@ -118,7 +115,7 @@ static void hook_gc_read(void *opaque, uint64_t ppn, uint32_t nslots)
 {
     H3100Model *m = opaque;
 
-    hook_gc_read_untimed(m, ppn, nslots);
+    observe_gc_read(m, ppn, nslots);
     if (in_buffer(m, ppn, m->now)) {
         return;
     }
@@ -140,7 +137,7 @@ static void hook_erased(void *opaque, uint32_t sb)
     H3100Model *m = opaque;
     uint64_t done = m->now;
 
-    hook_erased_untimed(m, sb);
+    observe_erased(m, sb);
     for (uint32_t d = 0; d < m->ftl.dies; d++) {
         done = tl_max(done, nand_erase(&m->nand, m->now, d));
     }
@@ -155,13 +152,13 @@ void model_attach_hooks(H3100Model *m)
         .gc_read = hook_gc_read,
         .gc_moved = hook_gc_moved,
         .erased = hook_erased,
-        .gc_victim = hook_gc_victim,
+        .gc_victim = observe_gc_victim,
     };
     FtlHooks observed = {
         .opaque = m,
-        .gc_read = hook_gc_read_untimed,
-        .erased = hook_erased_untimed,
-        .gc_victim = hook_gc_victim,
+        .gc_read = observe_gc_read,
+        .erased = observe_erased,
+        .gc_victim = observe_gc_victim,
     };
 
     if (m->timing) {
