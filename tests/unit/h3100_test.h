@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "h3100/model.h"
 #include "rng.h"
@@ -96,6 +97,18 @@ static inline void assert_invariants(H3100Model *m)
     char *why = h3100_model_check(m);
 
     ck_assert_msg(why == NULL, "mapping invariant broken: %s", why);
+}
+
+/* Run @s and exit status: the main() of every unit test. */
+static inline int h3100_test_main(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif

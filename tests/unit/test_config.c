@@ -5,6 +5,7 @@
 #include <check.h>
 
 #include "h3100/config.h"
+#include "h3100_test.h"
 
 START_TEST(test_idema_capacities)
 {
@@ -148,11 +149,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return h3100_test_main(config_suite());
 }

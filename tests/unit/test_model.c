@@ -366,11 +366,5 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return h3100_test_main(model_suite());
 }

@@ -398,11 +398,5 @@ static Suite *state_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(state_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return h3100_test_main(state_suite());
 }

@@ -11,6 +11,7 @@
 
 #include "h3100/lathist.h"
 #include "h3100/telemetry.h"
+#include "h3100_test.h"
 
 static H3100LatHist *hist_new(void)
 {
@@ -305,11 +306,5 @@ static Suite *telemetry_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(telemetry_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return h3100_test_main(telemetry_suite());
 }

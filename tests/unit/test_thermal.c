@@ -524,11 +524,5 @@ static Suite *thermal_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(thermal_suite());
-    int failed;
-
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return h3100_test_main(thermal_suite());
 }
