@@ -112,10 +112,21 @@ static uint16_t h3100_aer(H3100State *s, H3100Req *req)
 
 /* ---- queues --------------------------------------------------------- */
 
-static uint16_t h3100_check_queue_addr(H3100State *s, uint64_t prp1)
+/*
+ * A queue is @bytes of contiguous guest RAM (PC=1): the device reads an
+ * SQ and writes a CQ there, so anything else (MMIO, ROM for a CQ) is
+ * refused before the queue exists.
+ */
+static uint16_t h3100_check_queue_addr(H3100State *s, uint64_t prp1,
+                                       uint64_t bytes, bool write)
 {
     if (!prp1 || (prp1 & (s->page_size - 1))) {
         return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    if (!h3100_guest_ram(s, prp1, bytes, write)) {
+        H3100_GUEST_ERR("queue at 0x%" PRIx64 "+0x%" PRIx64 " is not %s"
+                        "guest RAM", prp1, bytes, write ? "writable " : "");
+        return NVME_INVALID_FIELD | NVME_DNR;
     }
     return NVME_SUCCESS;
 }
@@ -137,12 +148,13 @@ static uint16_t h3100_create_cq(H3100State *s, H3100Req *req)
     if (!qsize || qsize > H3100_MQES) {
         return NVME_MAX_QSIZE_EXCEEDED | NVME_DNR;
     }
-    status = h3100_check_queue_addr(s, le64_to_cpu(c->prp1));
-    if (status) {
-        return status;
-    }
     if (!NVME_CQ_FLAGS_PC(flags) || NVME_CC_IOCQES(cc) != 4) {
         return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    status = h3100_check_queue_addr(s, le64_to_cpu(c->prp1),
+                                    (qsize + 1) * sizeof(NvmeCqe), true);
+    if (status) {
+        return status;
     }
     if (vector >= s->nvec ||
         (vector && !msix_enabled(PCI_DEVICE(s)))) {
@@ -173,12 +185,13 @@ static uint16_t h3100_create_sq(H3100State *s, H3100Req *req)
     if (!qsize || qsize > H3100_MQES) {
         return NVME_MAX_QSIZE_EXCEEDED | NVME_DNR;
     }
-    status = h3100_check_queue_addr(s, le64_to_cpu(c->prp1));
-    if (status) {
-        return status;
-    }
     if (!NVME_SQ_FLAGS_PC(flags) || NVME_CC_IOSQES(cc) != 6) {
         return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    status = h3100_check_queue_addr(s, le64_to_cpu(c->prp1),
+                                    (qsize + 1) * sizeof(NvmeCmd), false);
+    if (status) {
+        return status;
     }
     h3100_sq_init(s, g_new0(H3100SQueue, 1), le64_to_cpu(c->prp1), sqid,
                   cqid, qsize + 1);
@@ -190,11 +203,11 @@ static uint16_t h3100_delete_sq(H3100State *s, H3100Req *req)
     uint16_t qid = le32_to_cpu(req->cmd.cdw10) & 0xffff;
 
     trace_h3100_admin_delete_sq(qid);
-    if (!qid || qid > s->max_ioqpairs || !s->sq[qid]) {
+    if (!qid || qid > s->max_ioqpairs || !s->sq[qid] ||
+        s->sq[qid]->deleting) {
         return NVME_INVALID_QID | NVME_DNR;
     }
-    h3100_sq_free(s, s->sq[qid]);
-    return NVME_SUCCESS;
+    return h3100_sq_delete(s, s->sq[qid], req);
 }
 
 static uint16_t h3100_delete_cq(H3100State *s, H3100Req *req)

@@ -9,13 +9,88 @@
  * by dma_blk_read/dma_blk_write or copied with dma_buf_read/dma_buf_write.
  * Admin commands take PRPs only; I/O commands PRPs or SGLs (Data Block,
  * Segment and Last Segment descriptors).
+ *
+ * Every guest address the device touches (queues, PRP lists, SGL
+ * segments, data, shadow doorbells) must be guest RAM, and for the
+ * device's writes not ROM: h3100_guest_ram().  MMIO is refused whoever
+ * owns it, so DMA can never reach the device's own BAR0 (a controller
+ * reset from inside queue processing) nor another device, and a Read
+ * into ROM fails instead of being dropped by a bounce buffer.
  */
 
 #include "qemu/osdep.h"
+#include "qemu/rcu.h"
 #include "h3100.h"
 #include "trace.h"
 
 #define H3100_SGL_CHUNK 256            /* descriptors read at a time */
+/*
+ * Descriptors one command may read in all, segments included: 8192 data
+ * blocks of 512 bytes cover the largest transfer (mdts=10, 4 MiB).  The
+ * cap bounds the work of a chain that loops back on itself.
+ */
+#define H3100_SGL_MAX_DESCS 16384
+
+bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+
+    if (UINT64_MAX - addr < len) {
+        return false;
+    }
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        hwaddr xlat, l = len;
+        MemoryRegion *mr = address_space_translate(as, addr, &xlat, &l, write,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!l || !memory_access_is_direct(mr, write,
+                                           MEMTXATTRS_UNSPECIFIED)) {
+            return false;
+        }
+        addr += l;
+        len -= l;
+    }
+    return true;
+}
+
+MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
+                           uint64_t len)
+{
+    if (!h3100_guest_ram(s, addr, len, false)) {
+        H3100_GUEST_ERR("read of 0x%" PRIx64 "+0x%" PRIx64 ": not guest RAM",
+                        addr, len);
+        return MEMTX_ACCESS_ERROR;
+    }
+    return pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+}
+
+MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
+                            uint64_t len)
+{
+    if (!h3100_guest_ram(s, addr, len, true)) {
+        H3100_GUEST_ERR("write of 0x%" PRIx64 "+0x%" PRIx64 ": not writable "
+                        "guest RAM", addr, len);
+        return MEMTX_ACCESS_ERROR;
+    }
+    return pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+}
+
+MemTxResult h3100_dma_ld32(H3100State *s, uint64_t addr, uint32_t *val)
+{
+    uint32_t le;
+    MemTxResult r = h3100_dma_read(s, addr, &le, sizeof(le));
+
+    *val = r == MEMTX_OK ? le32_to_cpu(le) : 0;
+    return r;
+}
+
+MemTxResult h3100_dma_st32(H3100State *s, uint64_t addr, uint32_t val)
+{
+    uint32_t le = cpu_to_le32(val);
+
+    return h3100_dma_write(s, addr, &le, sizeof(le));
+}
 
 static void h3100_sg_add(H3100Req *req, uint64_t addr, uint64_t len)
 {
@@ -51,12 +126,17 @@ static void h3100_sg_init(H3100State *s, H3100Req *req)
 static uint16_t h3100_prp_list(H3100State *s, H3100Req *req, uint64_t prp2,
                                uint64_t len)
 {
-    g_autofree uint64_t *list = g_new(uint64_t, s->max_prp_ents);
+    g_autofree uint64_t *list = NULL;
     uint32_t nents, i = 0;
     uint64_t ent, trans;
 
+    /* list entries are qwords: this also keeps nents >= 1 */
+    if (prp2 & 7) {
+        return NVME_INVALID_PRP_OFFSET | NVME_DNR;
+    }
+    list = g_new(uint64_t, s->max_prp_ents);
     nents = (s->page_size - (prp2 & (s->page_size - 1))) >> 3;
-    if (pci_dma_read(PCI_DEVICE(s), prp2, list, nents * 8)) {
+    if (h3100_dma_read(s, prp2, list, nents * 8)) {
         trace_h3100_err_dma("PRP list", prp2);
         return NVME_DATA_TRAS_ERROR;
     }
@@ -69,7 +149,7 @@ static uint16_t h3100_prp_list(H3100State *s, H3100Req *req, uint64_t prp2,
             }
             nents = MIN((len + s->page_size - 1) >> s->page_bits,
                         s->max_prp_ents);
-            if (pci_dma_read(PCI_DEVICE(s), ent, list, nents * 8)) {
+            if (h3100_dma_read(s, ent, list, nents * 8)) {
                 trace_h3100_err_dma("PRP list", ent);
                 return NVME_DATA_TRAS_ERROR;
             }
@@ -157,7 +237,8 @@ static bool h3100_sgl_is_segment(const NvmeSglDescriptor *d)
 /* Read one segment; maps it and returns its trailing segment descriptor. */
 static uint16_t h3100_sgl_segment(H3100State *s, H3100Req *req,
                                   NvmeSglDescriptor *seg, uint64_t *len,
-                                  NvmeSglDescriptor *next, bool *more)
+                                  uint32_t *budget, NvmeSglDescriptor *next,
+                                  bool *more)
 {
     NvmeSglDescriptor d[H3100_SGL_CHUNK];
     uint64_t addr = le64_to_cpu(seg->addr);
@@ -169,10 +250,16 @@ static uint16_t h3100_sgl_segment(H3100State *s, H3100Req *req,
         return NVME_INVALID_SGL_SEG_DESCR | NVME_DNR;
     }
     nd = seg_len / sizeof(NvmeSglDescriptor);
+    if (nd > *budget) {
+        H3100_GUEST_ERR("SGL of more than %u descriptors refused",
+                        H3100_SGL_MAX_DESCS);
+        return NVME_INVALID_NUM_SGL_DESCRS | NVME_DNR;
+    }
+    *budget -= nd;
     *more = false;
     while (nd) {
         chunk = MIN(nd, H3100_SGL_CHUNK);
-        if (pci_dma_read(PCI_DEVICE(s), addr, d, chunk * sizeof(d[0]))) {
+        if (h3100_dma_read(s, addr, d, chunk * sizeof(d[0]))) {
             trace_h3100_err_dma("SGL segment", addr);
             return NVME_DATA_TRAS_ERROR;
         }
@@ -200,6 +287,7 @@ static uint16_t h3100_map_sgl(H3100State *s, H3100Req *req, uint64_t len)
 {
     NvmeSglDescriptor sgl = req->cmd.dptr.sgl;
     NvmeSglDescriptor next;
+    uint32_t budget = H3100_SGL_MAX_DESCS;
     uint64_t before;
     uint16_t status;
     bool more = true;
@@ -216,7 +304,8 @@ static uint16_t h3100_map_sgl(H3100State *s, H3100Req *req, uint64_t len)
     }
     while (more) {
         before = len;
-        status = h3100_sgl_segment(s, req, &sgl, &len, &next, &more);
+        status = h3100_sgl_segment(s, req, &sgl, &len, &budget, &next,
+                                   &more);
         if (status) {
             return status;
         }
@@ -234,21 +323,24 @@ static uint16_t h3100_map_sgl(H3100State *s, H3100Req *req, uint64_t len)
 
 /*
  * The block layer's DMA helpers bounce data through buffers and drop
- * errors on memory that does not exist; check the whole list up front so
- * the guest gets Data Transfer Error instead of silently lost data.
+ * errors on memory that does not exist or is read-only; check the whole
+ * list up front, in the direction the data goes, so the guest gets Data
+ * Transfer Error instead of silently lost data.
  */
-static uint16_t h3100_check_sg(H3100Req *req)
+static uint16_t h3100_check_sg(H3100State *s, H3100Req *req,
+                               DMADirection dir)
 {
     QEMUSGList *qsg = &req->qsg;
 
     for (int i = 0; i < qsg->nsg; i++) {
-        if (!dma_memory_valid(qsg->as, qsg->sg[i].base, qsg->sg[i].len,
-                              DMA_DIRECTION_TO_DEVICE,
-                              MEMTXATTRS_UNSPECIFIED)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "dapustor-h3100: data pointer "
-                          "0x%" PRIx64 "+0x%" PRIx64 " is not memory\n",
-                          (uint64_t)qsg->sg[i].base,
-                          (uint64_t)qsg->sg[i].len);
+        if (!h3100_guest_ram(s, qsg->sg[i].base, qsg->sg[i].len,
+                             dir == DMA_DIRECTION_FROM_DEVICE)) {
+            H3100_GUEST_ERR("data pointer 0x%" PRIx64 "+0x%" PRIx64
+                            " is not %sguest RAM",
+                            (uint64_t)qsg->sg[i].base,
+                            (uint64_t)qsg->sg[i].len,
+                            dir == DMA_DIRECTION_FROM_DEVICE ?
+                            "writable " : "");
             trace_h3100_err_dma("data pointer", qsg->sg[i].base);
             return NVME_DATA_TRAS_ERROR;
         }
@@ -256,7 +348,8 @@ static uint16_t h3100_check_sg(H3100Req *req)
     return NVME_SUCCESS;
 }
 
-uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len)
+uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len,
+                        DMADirection dir)
 {
     uint8_t psdt = NVME_CMD_FLAGS_PSDT(req->cmd.flags);
     uint16_t status;
@@ -280,7 +373,7 @@ uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len)
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     if (!status) {
-        status = h3100_check_sg(req);
+        status = h3100_check_sg(s, req, dir);
     }
     if (status) {
         h3100_req_unmap(req);
@@ -291,7 +384,7 @@ uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len)
 uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
                            uint64_t len)
 {
-    uint16_t status = h3100_map_dptr(s, req, len);
+    uint16_t status = h3100_map_dptr(s, req, len, DMA_DIRECTION_FROM_DEVICE);
 
     if (status) {
         return status;
@@ -307,7 +400,7 @@ uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
 uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
                              uint64_t len)
 {
-    uint16_t status = h3100_map_dptr(s, req, len);
+    uint16_t status = h3100_map_dptr(s, req, len, DMA_DIRECTION_TO_DEVICE);
 
     if (status) {
         return status;

@@ -21,36 +21,69 @@
 #define H3100_WZ_DEAC       (1u << 25)
 #define H3100_RW_FUA_DW12   (1u << 30)
 #define H3100_DSM_MAX_RANGES 256
+/*
+ * Deallocation work per step: the model unmaps at most this much (about
+ * a millisecond on a fully mapped drive) before the backend zeroes it and
+ * the next step waits for that, so a DSM of 256 ranges of 2 TiB never
+ * holds the event loop for long.  A multiple of every slot size.
+ */
+#define H3100_DSM_SLICE     (256 * MiB)
 
 /* ---- uncorrectable ranges --------------------------------------------- */
 
-bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end)
+/* The first range that ends after @start (the ranges are sorted). */
+static guint h3100_uncor_first_after(H3100State *s, uint64_t start)
 {
-    for (guint i = 0; i < s->uncor->len; i++) {
-        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+    guint lo = 0, hi = s->uncor->len;
 
-        if (r->start < end && start < r->end) {
-            return true;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(s->uncor, H3100Range, mid).end <= start) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
     }
-    return false;
+    return lo;
 }
 
-void h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
+/* Every Read and Write asks: a binary search, not a scan. */
+bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end)
 {
-    for (guint i = 0; i < s->uncor->len; i++) {
+    guint i = h3100_uncor_first_after(s, start);
+
+    return i < s->uncor->len &&
+           g_array_index(s->uncor, H3100Range, i).start < end;
+}
+
+/*
+ * Written LBAs are correctable again.  A write inside a range splits it
+ * in two; false (and nothing changed) when that would take the table
+ * past H3100_UNCOR_MAX, the most the drive keeps (and saves).
+ */
+bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
+{
+    for (guint i = h3100_uncor_first_after(s, start); i < s->uncor->len;
+         i++) {
         H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
         H3100Range tail;
 
-        if (r->end <= start || end <= r->start) {
-            continue;
+        if (end <= r->start) {
+            break;
         }
         if (r->start < start && end < r->end) {
+            if (s->uncor->len >= H3100_UNCOR_MAX) {
+                H3100_GUEST_ERR("write inside an uncorrectable range: the "
+                                "table of %u ranges is full",
+                                H3100_UNCOR_MAX);
+                return false;
+            }
             tail.start = end;
             tail.end = r->end;
             r->end = start;
             g_array_insert_val(s->uncor, i + 1, tail);
-            return;
+            return true;
         }
         if (r->start < start) {
             r->end = start;
@@ -61,6 +94,7 @@ void h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
             i--;
         }
     }
+    return true;
 }
 
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
@@ -111,7 +145,8 @@ static uint16_t h3100_check_lbas(H3100State *s, H3100Req *req,
     return NVME_SUCCESS;
 }
 
-static uint16_t h3100_rw_prep(H3100State *s, H3100Req *req, bool data)
+/* SLBA, NLB and FUA of Read, Write, Compare, Write Zeroes, Write Uncor */
+static uint16_t h3100_rw_prep(H3100State *s, H3100Req *req)
 {
     NvmeRwCmd *rw = (NvmeRwCmd *)&req->cmd;
     uint64_t nlb = (uint64_t)le16_to_cpu(rw->nlb) + 1;
@@ -122,14 +157,33 @@ static uint16_t h3100_rw_prep(H3100State *s, H3100Req *req, bool data)
         return status;
     }
     req->fua = le16_to_cpu(rw->control) & NVME_RW_FUA;
-    if (data && req->bytes > ((uint64_t)s->page_size << s->mdts)) {
+    return NVME_SUCCESS;
+}
+
+/* ... and the data pointer, for data going in direction @dir */
+static uint16_t h3100_rw_map(H3100State *s, H3100Req *req, DMADirection dir)
+{
+    uint16_t status = h3100_rw_prep(s, req);
+
+    if (status) {
+        return status;
+    }
+    if (req->bytes > ((uint64_t)s->page_size << s->mdts)) {
         trace_h3100_err_mdts(req->bytes);
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    if (data) {
-        return h3100_map_dptr(s, req, req->bytes);
-    }
-    return NVME_SUCCESS;
+    return h3100_map_dptr(s, req, req->bytes, dir);
+}
+
+/*
+ * One FUA rule for every write: the drive itself has nothing volatile to
+ * flush (vwc=off) or flushes its cache model, but a backend that caches
+ * (write-cache=on) must put FUA data on stable storage before it
+ * completes.
+ */
+static BdrvRequestFlags h3100_fua_flags(H3100State *s, H3100Req *req)
+{
+    return req->fua && blk_enable_write_cache(s->blk) ? BDRV_REQ_FUA : 0;
 }
 
 static bool h3100_req_cancelled(H3100Req *req)
@@ -155,7 +209,7 @@ static void h3100_rw_cb(void *opaque, int ret)
 
 static uint16_t h3100_read(H3100State *s, H3100Req *req)
 {
-    uint16_t status = h3100_rw_prep(s, req, true);
+    uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_FROM_DEVICE);
     H3100Result r;
 
     if (status) {
@@ -185,7 +239,7 @@ static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
 
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
-    uint16_t status = h3100_rw_prep(s, req, true);
+    uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
     H3100Result r;
 
     if (status) {
@@ -199,8 +253,10 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
     if (r.status == H3100_READ_ONLY) {
         return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
     }
-    h3100_uncor_remove(s, req->offset, req->offset + req->bytes);
-    if (req->fua && blk_enable_write_cache(s->blk)) {
+    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
+        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
+    }
+    if (h3100_fua_flags(s, req)) {
         req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
                                 h3100_pwritev_fua, s, h3100_rw_cb, req,
                                 DMA_DIRECTION_TO_DEVICE);
@@ -226,8 +282,7 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
 static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
 {
     uint32_t dw12 = le32_to_cpu(req->cmd.cdw12);
-    uint16_t status = h3100_rw_prep(s, req, false);
-    BdrvRequestFlags flags = BDRV_REQ_MAY_UNMAP;
+    uint16_t status = h3100_rw_prep(s, req);
     H3100Result r;
 
     if (status) {
@@ -242,12 +297,13 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
     if (r.status == H3100_READ_ONLY) {
         return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
     }
-    h3100_uncor_remove(s, req->offset, req->offset + req->bytes);
-    if (req->fua && s->feat.vwc) {
-        flags |= BDRV_REQ_FUA;
+    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
+        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
     req->aiocb = blk_aio_pwrite_zeroes(s->blk, req->offset, req->bytes,
-                                       flags, h3100_rw_cb, req);
+                                       BDRV_REQ_MAY_UNMAP |
+                                       h3100_fua_flags(s, req),
+                                       h3100_rw_cb, req);
     return NVME_NO_COMPLETE;
 }
 
@@ -272,22 +328,38 @@ static void h3100_dsm_cb(void *opaque, int ret)
     h3100_dsm_next(req);
 }
 
-/* Zero the ranges one after the other (one block request in flight). */
+/*
+ * Deallocate the ranges one slice after the other: the model unmaps a
+ * slice, the backend zeroes it, and its callback takes the next one.
+ * Slices end on multiples of H3100_DSM_SLICE, so a slot is never split
+ * between two of them.  A range the table of uncorrectable LBAs cannot
+ * split stays marked (deallocation is advisory).
+ */
 static void h3100_dsm_next(H3100Req *req)
 {
     H3100State *s = req->s;
     NvmeDsmRange *ranges = req->buf;
 
     while (req->range_idx < req->nranges) {
-        NvmeDsmRange *r = &ranges[req->range_idx++];
-        uint64_t nlb = le32_to_cpu(r->nlb);
+        NvmeDsmRange *r = &ranges[req->range_idx];
+        uint64_t off = le64_to_cpu(r->slba) << s->lbads;
+        uint64_t end = off + ((uint64_t)le32_to_cpu(r->nlb) << s->lbads);
+        uint64_t start = off + req->range_done;
+        uint64_t stop = MIN(end, QEMU_ALIGN_DOWN(start, H3100_DSM_SLICE) +
+                                 H3100_DSM_SLICE);
+        H3100Result res;
 
-        if (!nlb) {
+        if (start >= end) {
+            req->range_idx++;
+            req->range_done = 0;
             continue;
         }
-        req->aiocb = blk_aio_pwrite_zeroes(s->blk,
-                                           le64_to_cpu(r->slba) << s->lbads,
-                                           nlb << s->lbads,
+        res = h3100_model_io(s, H3100_OP_DEALLOCATE, start, stop - start,
+                             false, 0);
+        req->done_ns = MAX(req->done_ns, res.done_ns);
+        h3100_uncor_remove(s, start, stop);
+        req->range_done += stop - start;
+        req->aiocb = blk_aio_pwrite_zeroes(s->blk, start, stop - start,
                                            BDRV_REQ_MAY_UNMAP,
                                            h3100_dsm_cb, req);
         return;
@@ -298,7 +370,6 @@ static void h3100_dsm_next(H3100Req *req)
 static uint16_t h3100_dsm_ranges(H3100State *s, H3100Req *req)
 {
     NvmeDsmRange *ranges = req->buf;
-    uint64_t done = 0;
     uint16_t status;
 
     for (uint32_t i = 0; i < req->nranges; i++) {
@@ -313,19 +384,6 @@ static uint16_t h3100_dsm_ranges(H3100State *s, H3100Req *req)
             return status;
         }
     }
-    for (uint32_t i = 0; i < req->nranges; i++) {
-        uint64_t off = le64_to_cpu(ranges[i].slba) << s->lbads;
-        uint64_t len = (uint64_t)le32_to_cpu(ranges[i].nlb) << s->lbads;
-        H3100Result r;
-
-        if (!len) {
-            continue;
-        }
-        r = h3100_model_io(s, H3100_OP_DEALLOCATE, off, len, false, 0);
-        done = MAX(done, r.done_ns);
-        h3100_uncor_remove(s, off, off + len);
-    }
-    req->done_ns = done;
     return NVME_SUCCESS;
 }
 
@@ -343,6 +401,7 @@ static uint16_t h3100_dsm(H3100State *s, H3100Req *req)
     req->buf = g_new0(NvmeDsmRange, nr);
     req->nranges = nr;
     req->range_idx = 0;
+    req->range_done = 0;
     status = h3100_dma_from_host(s, req, req->buf, nr * sizeof(NvmeDsmRange));
     if (status) {
         return status;
@@ -357,7 +416,7 @@ static uint16_t h3100_dsm(H3100State *s, H3100Req *req)
 
 static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
 {
-    uint16_t status = h3100_rw_prep(s, req, false);
+    uint16_t status = h3100_rw_prep(s, req);
     H3100Result r;
 
     if (status) {
@@ -398,7 +457,7 @@ static void h3100_compare_cb(void *opaque, int ret)
 
 static uint16_t h3100_compare(H3100State *s, H3100Req *req)
 {
-    uint16_t status = h3100_rw_prep(s, req, true);
+    uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
     H3100Result r;
 
     if (status) {

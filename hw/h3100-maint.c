@@ -311,11 +311,17 @@ uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req)
 {
     uint64_t dbs = le64_to_cpu(req->cmd.dptr.prp1);
     uint64_t eis = le64_to_cpu(req->cmd.dptr.prp2);
-    PCIDevice *pci = PCI_DEVICE(s);
 
     trace_h3100_admin_dbbuf(dbs, eis);
     if (!dbs || !eis || (dbs & (s->page_size - 1)) ||
         (eis & (s->page_size - 1))) {
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    /* the device reads and writes both pages from now on */
+    if (!h3100_guest_ram(s, dbs, s->page_size, true) ||
+        !h3100_guest_ram(s, eis, s->page_size, true)) {
+        H3100_GUEST_ERR("doorbell buffers 0x%" PRIx64 "/0x%" PRIx64
+                        " are not writable guest RAM", dbs, eis);
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     s->dbbuf_dbs = dbs;
@@ -327,12 +333,12 @@ uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req)
 
         h3100_dbbuf_setup_queue(s, sq, cq);
         if (sq) {
-            stl_le_pci_dma(pci, sq->db_addr, sq->tail, MEMTXATTRS_UNSPECIFIED);
-            stl_le_pci_dma(pci, sq->ei_addr, sq->tail, MEMTXATTRS_UNSPECIFIED);
+            h3100_dma_st32(s, sq->db_addr, sq->tail);
+            h3100_dma_st32(s, sq->ei_addr, sq->tail);
         }
         if (cq) {
-            stl_le_pci_dma(pci, cq->db_addr, cq->head, MEMTXATTRS_UNSPECIFIED);
-            stl_le_pci_dma(pci, cq->ei_addr, cq->head, MEMTXATTRS_UNSPECIFIED);
+            h3100_dma_st32(s, cq->db_addr, cq->head);
+            h3100_dma_st32(s, cq->ei_addr, cq->head);
         }
     }
     return NVME_SUCCESS;

@@ -31,6 +31,8 @@
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
+#include "system/cpu-timers.h"
+#include "system/qtest.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -71,6 +73,43 @@ void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
         return;
     }
     aio_wait_bh_oneshot(s->ctx, h3100_ctx_call_bh, &c);
+}
+
+/*
+ * The memory core refuses MMIO to the device while its re-entrancy guard
+ * is engaged.  The device's bottom halves, timers and block-layer
+ * callbacks engage it, so DMA or an MSI-X message aimed at BAR0 can never
+ * re-enter the device.  Main loop only: an IOThread runs beside the
+ * vCPUs, whose own register accesses an engaged guard would refuse;
+ * there (and everywhere) h3100_guest_ram() keeps the device's DMA off
+ * MMIO, and h3100_msix_target_ok() its MSI-X messages off BAR0.
+ */
+MemReentrancyGuard *h3100_guard(H3100State *s)
+{
+    if (s->ctx != qemu_get_aio_context()) {
+        return NULL;
+    }
+    return &DEVICE(s)->mem_reentrancy_guard;
+}
+
+bool h3100_guard_enter(H3100State *s)
+{
+    MemReentrancyGuard *g = h3100_guard(s);
+    bool was = g && g->engaged_in_io;
+
+    if (g) {
+        g->engaged_in_io = true;
+    }
+    return was;
+}
+
+void h3100_guard_leave(H3100State *s, bool was)
+{
+    MemReentrancyGuard *g = h3100_guard(s);
+
+    if (g) {
+        g->engaged_in_io = was;
+    }
 }
 
 static uint64_t h3100_now_locked(H3100State *s)
@@ -334,6 +373,8 @@ static bool h3100_model_init(H3100State *s, Error **errp)
         error_setg(errp, "model-params: %s", gerr->message);
         return false;
     }
+    /* the saved uncorrectable ranges are checked against it */
+    s->ns_bytes = s->cfg.geo.user_bytes;
     if (s->state_path) {
         if (!h3100_pstate_open(s, errp)) {
             return false;
@@ -477,12 +518,42 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
  * would wait for the main loop to wake up while the guest runs on, and
  * the wait would show up as latency the drive never had.
  */
+typedef struct H3100TimerCall {
+    H3100State *s;
+    QEMUTimerCB *cb;
+    void *opaque;
+} H3100TimerCall;
+
+static void h3100_timer_call(void *opaque)
+{
+    H3100TimerCall *c = opaque;
+    bool was = h3100_guard_enter(c->s);
+
+    c->cb(c->opaque);
+    h3100_guard_leave(c->s, was);
+}
+
 QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
 {
+    H3100TimerCall *c = g_new(H3100TimerCall, 1);
+
+    c->s = s;
+    c->cb = cb;
+    c->opaque = opaque;
     if (s->ctx == qemu_get_aio_context()) {
-        return timer_new_ns(QEMU_CLOCK_VIRTUAL, cb, opaque);
+        return timer_new_ns(QEMU_CLOCK_VIRTUAL, h3100_timer_call, c);
     }
-    return aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS, cb, opaque);
+    return aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+                         h3100_timer_call, c);
+}
+
+void h3100_timer_free(QEMUTimer **t)
+{
+    if (*t) {
+        g_free((*t)->opaque);
+        timer_free(*t);
+        *t = NULL;
+    }
 }
 
 static void h3100_state_init(H3100State *s)
@@ -501,6 +572,10 @@ static void h3100_state_init(H3100State *s)
     }
     QTAILQ_INIT(&s->pending);
     s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
+    QTAILQ_INIT(&s->inflight);
+    s->hold = qtest_enabled() || icount_enabled();
+    s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
+    s->hold_bh = aio_bh_new(s->ctx, h3100_hold_bh, s);
     s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
     s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
     s->san.timer = h3100_timer_new(s, h3100_sanitize_timer_cb, s);
@@ -537,14 +612,6 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
     h3100_telemetry_start(s);
 }
 
-static void h3100_free_timer(QEMUTimer **t)
-{
-    if (*t) {
-        timer_free(*t);
-        *t = NULL;
-    }
-}
-
 static void h3100_exit(PCIDevice *pci_dev)
 {
     H3100State *s = DAPUSTOR_H3100(pci_dev);
@@ -553,12 +620,14 @@ static void h3100_exit(PCIDevice *pci_dev)
     s->san.active = false;
     blk_drain(s->blk);
     for (unsigned i = 0; i < s->nvec; i++) {
-        h3100_free_timer(&s->vec[i].timer);
+        h3100_timer_free(&s->vec[i].timer);
     }
-    h3100_free_timer(&s->cpl_timer);
-    h3100_free_timer(&s->idle_timer);
-    h3100_free_timer(&s->dst.timer);
-    h3100_free_timer(&s->san.timer);
+    h3100_timer_free(&s->cpl_timer);
+    h3100_timer_free(&s->hold_timer);
+    qemu_bh_delete(s->hold_bh);
+    h3100_timer_free(&s->idle_timer);
+    h3100_timer_free(&s->dst.timer);
+    h3100_timer_free(&s->san.timer);
     if (s->irq_bh) {
         qemu_bh_delete(s->irq_bh);
         s->irq_bh = NULL;

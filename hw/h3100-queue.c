@@ -14,10 +14,16 @@
  *
  * Shadow doorbells (Doorbell Buffer Config) apply to I/O queues: the tail
  * and head come from the shadow buffer, the event index is written back.
+ *
+ * Deleting an I/O SQ cancels its block requests without waiting (no
+ * nested event loop, so nothing re-enters the admin queue); the queue
+ * goes, and the Delete command completes, when the last of them is back.
+ * Completions of a deleted queue's commands are not posted.
  */
 
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
+#include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "system/kvm.h"
 #include "h3100.h"
@@ -28,6 +34,37 @@
 static bool h3100_in_main_ctx(H3100State *s)
 {
     return s->ctx == qemu_get_aio_context();
+}
+
+/*
+ * An MSI-X message aimed at the device's own BAR0 would write its
+ * registers from inside queue processing (CC.EN=0: a reset under the
+ * feet of the caller).  The re-entrancy guard refuses it in the main
+ * loop; this check also covers the IOThread.
+ */
+static bool h3100_msix_target_ok(H3100State *s, unsigned vector)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    uint64_t bar = pci_get_bar_addr(pci, 0);
+    MSIMessage msg;
+
+    if (msix_is_masked(pci, vector) || bar == PCI_BAR_UNMAPPED) {
+        return true;
+    }
+    msg = msix_get_message(pci, vector);
+    if (msg.address >= bar && msg.address - bar < H3100_BAR0_SIZE) {
+        H3100_GUEST_ERR("MSI-X vector %u addresses the device's own BAR0 "
+                        "(0x%" PRIx64 "): not sent", vector, msg.address);
+        return false;
+    }
+    return true;
+}
+
+static void h3100_msix_notify(H3100State *s, unsigned vector)
+{
+    if (h3100_msix_target_ok(s, vector)) {
+        msix_notify(PCI_DEVICE(s), vector);
+    }
 }
 
 /* Main loop bottom half: deliver interrupts raised in the IOThread. */
@@ -44,7 +81,7 @@ void h3100_irq_bh(void *opaque)
 
             bits &= bits - 1;
             if (msix_enabled(pci) && v < s->nvec) {
-                msix_notify(pci, v);
+                h3100_msix_notify(s, v);
             }
         }
     }
@@ -65,7 +102,7 @@ static void h3100_msix_fire(H3100State *s, uint16_t vector)
     v->count = 0;
     timer_del(v->timer);
     if (h3100_in_main_ctx(s)) {
-        msix_notify(PCI_DEVICE(s), vector);
+        h3100_msix_notify(s, vector);
         return;
     }
     qatomic_or(&s->irq_pending[vector / 64], 1ULL << (vector % 64));
@@ -151,8 +188,7 @@ static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
     if (!sq->db_addr) {
         return;
     }
-    if (ldl_le_pci_dma(PCI_DEVICE(s), sq->db_addr, &tail,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    if (h3100_dma_ld32(s, sq->db_addr, &tail) != MEMTX_OK) {
         return;
     }
     if (tail >= sq->size) {
@@ -166,8 +202,7 @@ static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
 static void h3100_sq_eventidx(H3100State *s, H3100SQueue *sq)
 {
     if (sq->ei_addr) {
-        stl_le_pci_dma(PCI_DEVICE(s), sq->ei_addr, sq->tail,
-                       MEMTXATTRS_UNSPECIFIED);
+        h3100_dma_st32(s, sq->ei_addr, sq->tail);
     }
 }
 
@@ -179,8 +214,7 @@ static void h3100_cq_shadow_head(H3100State *s, H3100CQueue *cq)
     if (!cq->db_addr) {
         return;
     }
-    if (ldl_le_pci_dma(PCI_DEVICE(s), cq->db_addr, &head,
-                       MEMTXATTRS_UNSPECIFIED) != MEMTX_OK) {
+    if (h3100_dma_ld32(s, cq->db_addr, &head) != MEMTX_OK) {
         return;
     }
     posted = (cq->tail + cq->size - cq->head) % cq->size;
@@ -191,7 +225,7 @@ static void h3100_cq_shadow_head(H3100State *s, H3100CQueue *cq)
         return;
     }
     cq->head = head;
-    stl_le_pci_dma(PCI_DEVICE(s), cq->ei_addr, head, MEMTXATTRS_UNSPECIFIED);
+    h3100_dma_st32(s, cq->ei_addr, head);
 }
 
 static void h3100_sq_notifier(EventNotifier *e)
@@ -325,7 +359,7 @@ static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
     req->cqe.sq_id = cpu_to_le16(req->sq->sqid);
     req->cqe.sq_head = cpu_to_le16(req->sq->head);
     req->cqe.status = cpu_to_le16((req->status << 1) | cq->phase);
-    if (pci_dma_write(PCI_DEVICE(s), addr, &req->cqe, sizeof(req->cqe))) {
+    if (h3100_dma_write(s, addr, &req->cqe, sizeof(req->cqe))) {
         H3100_GUEST_ERR("CQ %u entry at 0x%" HWADDR_PRIx " not writable: "
                         "controller fatal status", cq->cqid, addr);
         stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
@@ -388,6 +422,76 @@ void h3100_req_post_now(H3100Req *req)
 
 /* ---- completion timing ------------------------------------------------- */
 
+/*
+ * Under qtest or -icount, virtual time does not follow the host's clock:
+ * a step to the next deadline (qtest) or an idle vCPU's warp (icount,
+ * sleep=off) would carry it past a command whose model time has come
+ * while its host I/O is still running, and the guest would see the
+ * host's disk in the drive's latency.  The device holds virtual time
+ * there instead: a timer at the earliest model time of the commands with
+ * block I/O in flight and, once that has passed, a deadline of "now"
+ * renewed from a bottom half (so the event loop keeps turning and the
+ * host I/O completes) until the I/O is back.  Under plain TCG virtual
+ * time is host time: no hold.
+ */
+static void h3100_hold_update(H3100State *s)
+{
+    uint64_t first = UINT64_MAX;
+    H3100Req *req;
+
+    if (QTAILQ_EMPTY(&s->inflight)) {
+        timer_del(s->hold_timer);
+        return;
+    }
+    QTAILQ_FOREACH(req, &s->inflight, ioentry) {
+        first = MIN(first, req->done_ns);
+    }
+    if (first > h3100_now(s)) {
+        timer_mod(s->hold_timer, h3100_virt_ns(s, first));
+    } else {
+        timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
+}
+
+void h3100_hold_bh(void *opaque)
+{
+    h3100_hold_update(opaque);
+}
+
+/* Re-armed from a bottom half: a timer due now must not re-arm itself. */
+void h3100_hold_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+
+    qemu_bh_schedule(s->hold_bh);
+}
+
+static void h3100_hold_track(H3100State *s, H3100Req *req)
+{
+    int64_t at = h3100_virt_ns(s, req->done_ns);
+
+    if (!s->hold) {
+        return;
+    }
+    QTAILQ_INSERT_TAIL(&s->inflight, req, ioentry);
+    req->in_flight = true;
+    if (!timer_pending(s->hold_timer) ||
+        timer_expire_time_ns(s->hold_timer) > at) {
+        timer_mod(s->hold_timer, at);
+    }
+}
+
+static void h3100_hold_untrack(H3100State *s, H3100Req *req)
+{
+    if (req->in_flight) {
+        QTAILQ_REMOVE(&s->inflight, req, ioentry);
+        req->in_flight = false;
+        if (QTAILQ_EMPTY(&s->inflight)) {
+            timer_del(s->hold_timer);
+        }
+    }
+}
+
 void h3100_pending_drop(H3100State *s, H3100Req *req)
 {
     if (req->pending) {
@@ -419,16 +523,10 @@ void h3100_cpl_timer_cb(void *opaque)
     h3100_cpl_timer_arm(s);
 }
 
-/* Data I/O done: post now, or when the model says the drive is done. */
-void h3100_req_complete(H3100Req *req)
+static void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
 {
-    H3100State *s = req->s;
     H3100Req *it;
 
-    req->io_done = true;
-    req->aiocb = NULL;
-    trace_h3100_req_done(req->sq->sqid, le16_to_cpu(req->cmd.cid),
-                         req->status, req->done_ns);
     if (!s->timing || req->done_ns <= h3100_now(s)) {
         h3100_req_post_now(req);
         return;
@@ -447,6 +545,36 @@ void h3100_req_complete(H3100Req *req)
     if (QTAILQ_FIRST(&s->pending) == req) {
         h3100_cpl_timer_arm(s);
     }
+}
+
+/*
+ * Data I/O done (or none): post now, or when the model says the drive is
+ * done.  Block-layer callbacks end here, so posting runs with the
+ * re-entrancy guard engaged.  During a reset, or once its queue is being
+ * deleted, nobody waits for the completion: the request is dropped, and
+ * the last one of a deleted queue lets the deletion finish.
+ */
+void h3100_req_complete(H3100Req *req)
+{
+    H3100State *s = req->s;
+    H3100SQueue *sq = req->sq;
+    bool was;
+
+    req->io_done = true;
+    req->aiocb = NULL;
+    h3100_hold_untrack(s, req);
+    trace_h3100_req_done(sq->sqid, le16_to_cpu(req->cmd.cid),
+                         req->status, req->done_ns);
+    if (s->stopping || sq->deleting) {
+        h3100_req_release(req);
+        if (sq->deleting && QTAILQ_EMPTY(&sq->out_list)) {
+            qemu_bh_schedule(sq->bh);
+        }
+        return;
+    }
+    was = h3100_guard_enter(s);
+    h3100_req_wait_or_post(s, req);
+    h3100_guard_leave(s, was);
 }
 
 /* ---- submission -------------------------------------------------------- */
@@ -470,6 +598,8 @@ static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
     req->aiocb = NULL;
 }
 
+static void h3100_sq_delete_done(H3100State *s, H3100SQueue *sq);
+
 static void h3100_sq_bh(void *opaque)
 {
     H3100SQueue *sq = opaque;
@@ -480,7 +610,13 @@ static void h3100_sq_bh(void *opaque)
     uint16_t status;
     hwaddr addr;
 
-    if (s->stopping || sq->deleting) {
+    if (sq->deleting) {
+        if (QTAILQ_EMPTY(&sq->out_list)) {
+            h3100_sq_delete_done(s, sq);
+        }
+        return;
+    }
+    if (s->stopping) {
         return;
     }
     h3100_sq_shadow_tail(s, sq);
@@ -493,7 +629,7 @@ static void h3100_sq_bh(void *opaque)
             return;
         }
         addr = sq->dma_addr + (hwaddr)sq->head * sizeof(NvmeCmd);
-        if (pci_dma_read(PCI_DEVICE(s), addr, &cmd, sizeof(cmd))) {
+        if (h3100_dma_read(s, addr, &cmd, sizeof(cmd))) {
             H3100_GUEST_ERR("SQ %u entry at 0x%" HWADDR_PRIx " not readable: "
                             "controller fatal status", sq->sqid, addr);
             stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
@@ -507,6 +643,8 @@ static void h3100_sq_bh(void *opaque)
         if (status != NVME_NO_COMPLETE) {
             req->status = status;
             h3100_req_complete(req);
+        } else if (req->aiocb) {
+            h3100_hold_track(s, req);
         }
         h3100_sq_eventidx(s, sq);
         h3100_sq_shadow_tail(s, sq);
@@ -564,7 +702,7 @@ void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
         sq->reqs[i].sq = sq;
         QTAILQ_INSERT_TAIL(&sq->free_list, &sq->reqs[i], entry);
     }
-    sq->bh = aio_bh_new(s->ctx, h3100_sq_bh, sq);
+    sq->bh = aio_bh_new_guarded(s->ctx, h3100_sq_bh, sq, h3100_guard(s));
     QTAILQ_INSERT_TAIL(&s->cq[cqid]->sq_list, sq, entry);
     s->sq[sqid] = sq;
     h3100_dbbuf_setup_queue(s, sq, NULL);
@@ -600,30 +738,34 @@ static void h3100_req_drop(H3100State *s, H3100Req *req)
     h3100_req_release(req);
 }
 
-void h3100_sq_free(H3100State *s, H3100SQueue *sq)
+/* Forget the commands that wait only for their time or a CQ slot. */
+static void h3100_sq_drop_waiting(H3100State *s, H3100SQueue *sq)
+{
+    for (uint32_t i = 0; i < sq->size; i++) {
+        H3100Req *req = &sq->reqs[i];
+
+        if (req->pending || req->posting) {
+            h3100_req_drop(s, req);
+        }
+    }
+}
+
+/*
+ * Free a queue that has no block request in flight (after a drain, or
+ * once a deletion has seen them all back).
+ */
+void h3100_sq_destroy(H3100State *s, H3100SQueue *sq)
 {
     H3100Req *req, *next;
 
-    sq->deleting = true;
     h3100_ioeventfd_del(s, &sq->notifier, h3100_db_off(sq->sqid, false),
                         &sq->ioeventfd);
-    /* cancel block requests: their callbacks complete them */
-    QTAILQ_FOREACH_SAFE(req, &sq->out_list, entry, next) {
-        if (req->aiocb) {
-            blk_aio_cancel(req->aiocb);
-        }
-    }
     for (unsigned i = 0; i <= H3100_AERL; i++) {
         if (s->aer_reqs[i] && s->aer_reqs[i]->sq == sq) {
             s->aer_reqs[i] = NULL;
         }
     }
-    for (uint32_t i = 0; i < sq->size; i++) {
-        req = &sq->reqs[i];
-        if (req->pending || req->posting) {
-            h3100_req_drop(s, req);
-        }
-    }
+    h3100_sq_drop_waiting(s, sq);
     QTAILQ_FOREACH_SAFE(req, &sq->out_list, entry, next) {
         h3100_req_release(req);
     }
@@ -635,6 +777,43 @@ void h3100_sq_free(H3100State *s, H3100SQueue *sq)
     trace_h3100_sq_delete(sq->sqid);
     g_free(sq->reqs);
     g_free(sq);
+}
+
+/*
+ * Delete I/O SQ: its commands are aborted, those with block I/O in
+ * flight by cancelling it, without waiting: @del completes when the last
+ * one is back (h3100_sq_delete_done).  The cancels go over the fixed
+ * request array, as a cancel may complete its request at once.
+ */
+uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del)
+{
+    sq->deleting = true;
+    h3100_ioeventfd_del(s, &sq->notifier, h3100_db_off(sq->sqid, false),
+                        &sq->ioeventfd);
+    h3100_sq_drop_waiting(s, sq);
+    for (uint32_t i = 0; i < sq->size; i++) {
+        if (sq->reqs[i].aiocb) {
+            blk_aio_cancel_async(sq->reqs[i].aiocb);
+        }
+    }
+    if (QTAILQ_EMPTY(&sq->out_list)) {
+        h3100_sq_destroy(s, sq);
+        return NVME_SUCCESS;
+    }
+    trace_h3100_sq_delete_wait(sq->sqid);
+    sq->del_req = del;
+    return NVME_NO_COMPLETE;
+}
+
+static void h3100_sq_delete_done(H3100State *s, H3100SQueue *sq)
+{
+    H3100Req *del = sq->del_req;
+
+    h3100_sq_destroy(s, sq);
+    if (del) {
+        del->status = NVME_SUCCESS;
+        h3100_req_complete(del);
+    }
 }
 
 void h3100_cq_free(H3100State *s, H3100CQueue *cq)
@@ -654,7 +833,7 @@ void h3100_queues_reset(H3100State *s)
 {
     for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
         if (s->sq[i]) {
-            h3100_sq_free(s, s->sq[i]);
+            h3100_sq_destroy(s, s->sq[i]);
         }
     }
     for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
@@ -670,4 +849,5 @@ void h3100_queues_reset(H3100State *s)
         timer_del(s->vec[i].timer);
     }
     timer_del(s->cpl_timer);
+    timer_del(s->hold_timer);
 }

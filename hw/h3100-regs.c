@@ -71,6 +71,14 @@ static const char *h3100_check_enable(H3100State *s)
     if (!NVME_AQA_ACQS(aqa) || NVME_AQA_ACQS(aqa) > H3100_MQES) {
         return "AQA.ACQS out of range";
     }
+    if (!h3100_guest_ram(s, asq, (NVME_AQA_ASQS(aqa) + 1) * sizeof(NvmeCmd),
+                         false)) {
+        return "ASQ is not guest RAM";
+    }
+    if (!h3100_guest_ram(s, acq, (NVME_AQA_ACQS(aqa) + 1) * sizeof(NvmeCqe),
+                         true)) {
+        return "ACQ is not writable guest RAM";
+    }
     return NULL;
 }
 

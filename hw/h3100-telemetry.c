@@ -184,10 +184,7 @@ static void h3100_telemetry_close_here(void *opaque)
         qemu_remove_exit_notifier(&t->exit);
         t->exit.notify = NULL;
     }
-    if (t->timer) {
-        timer_free(t->timer);
-        t->timer = NULL;
-    }
+    h3100_timer_free(&t->timer);
     g_clear_pointer(&t->window, g_free);
     g_clear_pointer(&t->run, g_free);
 }

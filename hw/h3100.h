@@ -122,9 +122,12 @@ typedef struct H3100Req {
     uint64_t offset;                  /* namespace bytes */
     uint64_t bytes;
     uint32_t nranges;                 /* DSM: ranges in buf */
-    uint32_t range_idx;               /* DSM: next range to zero */
+    uint32_t range_idx;               /* DSM: range in progress */
+    uint64_t range_done;              /* DSM: its bytes deallocated */
     QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
     QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
+    QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight (virtual-time hold) */
+    bool in_flight;
     bool pending;
     bool posting;                     /* on its CQ's req_list */
 } H3100Req;
@@ -142,7 +145,8 @@ struct H3100SQueue {
     QEMUBH *bh;
     EventNotifier notifier;
     bool ioeventfd;
-    bool deleting;
+    bool deleting;                    /* Delete SQ waits for its I/O */
+    H3100Req *del_req;                /* ... this Delete SQ command */
     H3100Req *reqs;
     QTAILQ_HEAD(, H3100Req) free_list;
     QTAILQ_HEAD(, H3100Req) out_list;
@@ -314,6 +318,10 @@ struct H3100State {
     uint32_t nvec;
     QTAILQ_HEAD(, H3100Req) pending;
     QEMUTimer *cpl_timer;
+    bool hold;                        /* virtual time waits for host I/O */
+    QTAILQ_HEAD(, H3100Req) inflight; /* block I/O past or before done_ns */
+    QEMUTimer *hold_timer;
+    QEMUBH *hold_bh;
     QEMUTimer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
@@ -355,8 +363,17 @@ void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 /* Power state @ps: the model keeps under its maximum power (PS0: none). */
 void h3100_power_cap(H3100State *s, unsigned ps);
 
-/* A virtual-clock timer in the device's context (main loop or IOThread). */
+/* The device's re-entrancy guard (main loop only; NULL with an IOThread) */
+MemReentrancyGuard *h3100_guard(H3100State *s);
+bool h3100_guard_enter(H3100State *s);
+void h3100_guard_leave(H3100State *s, bool was);
+
+/*
+ * A virtual-clock timer in the device's context (main loop or IOThread);
+ * its callback runs with the re-entrancy guard engaged.
+ */
 QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
+void h3100_timer_free(QEMUTimer **t);
 
 /* h3100-telemetry.c */
 bool h3100_telemetry_init(H3100State *s, Error **errp);
@@ -375,7 +392,8 @@ void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
                    uint16_t sqid, uint16_t cqid, uint32_t size);
 void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
                    uint16_t cqid, uint16_t vector, uint32_t size, bool ien);
-void h3100_sq_free(H3100State *s, H3100SQueue *sq);
+void h3100_sq_destroy(H3100State *s, H3100SQueue *sq);
+uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del);
 void h3100_cq_free(H3100State *s, H3100CQueue *cq);
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
@@ -383,6 +401,8 @@ void h3100_req_complete(H3100Req *req);
 void h3100_req_post_now(H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
 void h3100_cpl_timer_cb(void *opaque);
+void h3100_hold_timer_cb(void *opaque);
+void h3100_hold_bh(void *opaque);
 void h3100_irq_timer_cb(void *opaque);
 void h3100_irq_bh(void *opaque);
 void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
@@ -391,8 +411,16 @@ void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
 
-/* h3100-dma.c */
-uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len);
+/* h3100-dma.c: every guest address is checked to be RAM before use */
+bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
+MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
+                           uint64_t len);
+MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
+                            uint64_t len);
+MemTxResult h3100_dma_ld32(H3100State *s, uint64_t addr, uint32_t *val);
+MemTxResult h3100_dma_st32(H3100State *s, uint64_t addr, uint32_t val);
+uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len,
+                        DMADirection dir);
 uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
                            uint64_t len);
 uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
@@ -440,7 +468,7 @@ void h3100_pstate_close(H3100State *s);
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
-void h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
+bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
 
 /* h3100-maint.c */
 uint16_t h3100_format(H3100State *s, H3100Req *req);

@@ -48,11 +48,28 @@ Dev *dev_open_full(const char *params, const char *devopts,
     return d;
 }
 
+Dev *dev_open_drive(const char *drive, const char *devopts,
+                    const char *extra)
+{
+    Dev *d = g_new0(Dev, 1);
+
+    d->qt = qt_start("-drive %s,if=none,id=d0 -device 'dapustor-h3100,"
+                     "drive=d0,model-params=" DEV_PARAMS "%s' %s", drive,
+                     devopts, extra);
+    d->h = nh_new(d->qt);
+    nh_enable(d->h, 32);
+    nh_probe(d->h);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    return d;
+}
+
 void dev_close(Dev *d)
 {
     qt_quit(d->qt);
     nh_free(d->h);
-    unlink(d->img);
+    if (d->img) {
+        unlink(d->img);
+    }
     g_free(d->img);
     g_free(d);
 }

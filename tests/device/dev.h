@@ -36,6 +36,13 @@ Dev *dev_launch(const char *params, const char *devopts, const char *extra);
 /* dev_launch, then enable, identify and create I/O queue pair 1. */
 Dev *dev_open_full(const char *params, const char *devopts,
                    const char *extra);
+/*
+ * dev_open_full with the drive given as -drive options (id and if are
+ * added), e.g. "driver=null-co,size=256M,read-zeroes=on"; no backing
+ * file is made (d->img is NULL).
+ */
+Dev *dev_open_drive(const char *drive, const char *devopts,
+                    const char *extra);
 static inline Dev *dev_open(void)
 {
     return dev_open_full(NULL, "", "");
