@@ -290,13 +290,36 @@ static bool nh_timed_out(int64_t start, int64_t now, int64_t timeout_ns,
            wall >= NH_WALL_LIMIT_MS;
 }
 
+/*
+ * Virtual time goes from one of QEMU's timer deadlines to the next: a
+ * completion is seen at the virtual time the drive posted it, never
+ * later.  While the device holds virtual time for host I/O (the next
+ * deadline is now), wait in real time.  Without a deadline, step.
+ */
+static int64_t nh_advance(NvmeHost *h, int64_t now, int64_t left,
+                          int64_t *step)
+{
+    int64_t next = qt_clock_step_next(h->qt);
+
+    if (next == now) {
+        g_usleep(50);
+        return now;
+    }
+    if (next > now) {
+        return next;
+    }
+    next = qt_clock_step(h->qt, MIN(*step, left));
+    *step = MIN(*step * 2, 1000000);
+    return next;
+}
+
 bool nh_wait(NvmeHost *h, NvmeQueue *q, NvmeCqe *cqe, int64_t timeout_ns)
 {
     int64_t start = qt_clock_now(h->qt), now = start;
     int64_t wall_start = qt_wall_ms();
-    int64_t step = 1000, max_step = MAX(1000000, timeout_ns / 1000);
+    int64_t step = 1000;
 
-    for (unsigned i = 0;; i++) {
+    for (;;) {
         if (nh_poll(h, q, cqe)) {
             h->last_cqe_ns = now;
             return true;
@@ -305,12 +328,7 @@ bool nh_wait(NvmeHost *h, NvmeQueue *q, NvmeCqe *cqe, int64_t timeout_ns)
             return false;
         }
         if (now - start < timeout_ns) {
-            now = qt_clock_step(h->qt, MIN(step, start + timeout_ns - now));
-            step = MIN(step * 2, max_step);
-            if (i % 8 == 7) {
-                /* let QEMU's block layer finish host I/O in real time */
-                g_usleep(200);
-            }
+            now = nh_advance(h, now, start + timeout_ns - now, &step);
         } else {
             g_usleep(1000);
         }

@@ -92,7 +92,11 @@ void qt_pci_cfg_writew(QTest *s, int devfn, int reg, uint16_t v);
 /* Virtual clock (ns).  Stepping returns the new time. */
 int64_t qt_clock_now(QTest *s);
 int64_t qt_clock_step(QTest *s, int64_t ns);
-/* Step to the next timer deadline; returns -1 if there is none. */
+/*
+ * Step to the next timer deadline and return the new time: the same time
+ * if that deadline is now (the device holds virtual time while its host
+ * I/O runs), -1 if there is no deadline.
+ */
 int64_t qt_clock_step_next(QTest *s);
 int64_t qt_clock_set(QTest *s, int64_t ns);
 
