@@ -1,0 +1,379 @@
+/*
+ * A hostile guest, seeded and bounded: random register and doorbell
+ * writes, valid and malformed admin and I/O commands whose data pointers
+ * aim at RAM, the device's own BAR0, ROM or nothing, queues created and
+ * deleted with I/O in flight, resets in the middle of it all; in the
+ * main loop and in an IOThread, timing on and off, on a fast and a slow
+ * backend.  QEMU must stay alive and, after each round, the controller
+ * must reset, come back and read back what was written.
+ *
+ * H3100_HOSTILE_SEED=N (default 1) replays a run, H3100_HOSTILE_ROUNDS
+ * and H3100_HOSTILE_ACTIONS size it; a failure names its seed and round.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dev.h"
+
+#define BIOS_TOP_PAGE   0xfffff000ull
+#define SCRATCH_BYTES   (256 * 1024)
+
+typedef struct Hostile {
+    Dev *d;
+    GRand *rng;
+    uint64_t scratch;                 /* RAM the commands may use */
+    uint64_t prp_list;                /* a page of random PRP entries */
+    uint64_t sgl;                     /* a page of random SGL descriptors */
+    uint64_t ioq_mem;                 /* RAM for queues made at random */
+    NvmeQueue *q[3];                  /* I/O queue pairs 1 and 2 */
+    unsigned cqes, ok;                /* completions reaped, successes */
+} Hostile;
+
+static const char *const configs[] = {
+    "",
+    ",timing=off",
+    ",iothread=io0",
+    ",iothread=io0,timing=off",
+};
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+    const char *v = g_getenv(name);
+
+    return v && *v ? g_ascii_strtoull(v, NULL, 0) : def;
+}
+
+static uint32_t rnd(Hostile *x, uint32_t n)
+{
+    return g_rand_int_range(x->rng, 0, n);
+}
+
+static uint64_t rnd64(Hostile *x)
+{
+    return ((uint64_t)g_rand_int(x->rng) << 32) | g_rand_int(x->rng);
+}
+
+/* A guest address a command may point at: mostly RAM, or trouble. */
+static uint64_t hostile_addr(Hostile *x)
+{
+    switch (rnd(x, 10)) {
+    case 0:
+        return x->d->h->bar + (rnd(x, 8) << 12) + (rnd(x, 4) ? 0 : 0x14);
+    case 1:
+        return BIOS_TOP_PAGE;
+    case 2:
+        return rnd(x, 2) ? 0 : 0x7ff000000000ull;
+    case 3:
+        return rnd64(x);
+    case 4:
+        return x->scratch + rnd(x, SCRATCH_BYTES);        /* misaligned */
+    case 5:
+        return x->prp_list + (rnd(x, 2) ? 0 : rnd(x, 4096) & ~7u);
+    default:
+        return x->scratch + (rnd(x, SCRATCH_BYTES / 4096) << 12);
+    }
+}
+
+/* Fill the PRP list and SGL pages with entries that point anywhere. */
+static void hostile_lists(Hostile *x)
+{
+    uint64_t prps[512];
+    NvmeSglDesc d[256];
+
+    for (unsigned i = 0; i < G_N_ELEMENTS(prps); i++) {
+        prps[i] = rnd(x, 4) ? hostile_addr(x) & ~0xfffull :
+                  (rnd(x, 2) ? x->prp_list : hostile_addr(x));
+    }
+    qt_memwrite(x->d->qt, x->prp_list, prps, sizeof(prps));
+    for (unsigned i = 0; i < G_N_ELEMENTS(d); i++) {
+        static const uint8_t types[] = {
+            NVME_SGL_DATA_BLOCK, NVME_SGL_BIT_BUCKET, NVME_SGL_SEGMENT,
+            NVME_SGL_LAST_SEG, 0x50, 0x01,
+        };
+
+        memset(&d[i], 0, sizeof(d[i]));
+        d[i].type = types[rnd(x, G_N_ELEMENTS(types))];
+        d[i].len = rnd(x, 3) ? rnd(x, 8192) : (uint32_t)rnd64(x);
+        d[i].addr = d[i].type & 0x20 ? x->sgl + (rnd(x, 256) << 4) :
+                    hostile_addr(x);
+    }
+    qt_memwrite(x->d->qt, x->sgl, d, sizeof(d));
+}
+
+static void hostile_dptr(Hostile *x, NvmeSqe *sqe)
+{
+    if (rnd(x, 4) == 0) {
+        NvmeSglDesc first;
+
+        sqe->flags |= NVME_PSDT_SGL;
+        memset(&first, 0, sizeof(first));
+        first.type = rnd(x, 2) ? NVME_SGL_SEGMENT : NVME_SGL_DATA_BLOCK;
+        first.addr = first.type ? x->sgl + (rnd(x, 256) << 4) :
+                     hostile_addr(x);
+        first.len = first.type ? (rnd(x, 256) + 1) * 16 : rnd(x, 1 << 20);
+        memcpy(&sqe->prp1, &first, sizeof(first));
+        return;
+    }
+    sqe->prp1 = hostile_addr(x);
+    sqe->prp2 = hostile_addr(x);
+}
+
+static void hostile_admin(Hostile *x)
+{
+    static const uint8_t ops[] = {
+        0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0a, 0x0c,
+        0x10, 0x11, 0x14, 0x7c, 0x80, 0x84, 0xc0, 0xff,
+    };
+    NvmeSqe sqe;
+
+    nh_sqe_init(&sqe, ops[rnd(x, G_N_ELEMENTS(ops))],
+                rnd(x, 4) ? 1 : (uint32_t)rnd64(x));
+    sqe.cdw10 = rnd(x, 2) ? rnd(x, 8) | (rnd(x, 64) << 16) :
+                (uint32_t)rnd64(x);
+    sqe.cdw11 = rnd(x, 2) ? rnd(x, 4) | (rnd(x, 3) << 16) :
+                (uint32_t)rnd64(x);
+    sqe.cdw12 = rnd(x, 2) ? 0 : (uint32_t)rnd64(x);
+    sqe.cdw13 = rnd(x, 2) ? 0 : (uint32_t)rnd64(x);
+    sqe.flags = rnd(x, 8) ? 0 : rnd(x, 256);
+    hostile_dptr(x, &sqe);
+    if ((sqe.opc == 0x01 || sqe.opc == 0x05) && rnd(x, 2)) {
+        /* create a queue on RAM of ours (or where the pointer said) */
+        sqe.prp1 = x->ioq_mem + (rnd(x, 4) << 14);
+        sqe.cdw10 = (1 + rnd(x, 4)) | (rnd(x, 64) << 16);
+        sqe.cdw11 = 1 | (rnd(x, 3) << 16);
+    }
+    nh_sq_put(x->d->h, x->d->h->admin, &sqe, false);
+    nh_sq_ring(x->d->h, x->d->h->admin);
+}
+
+static void hostile_io(Hostile *x)
+{
+    static const uint8_t ops[] = {
+        0x00, 0x01, 0x01, 0x02, 0x02, 0x04, 0x05, 0x08, 0x09, 0x0d, 0x7f,
+    };
+    NvmeQueue *q = x->q[1 + rnd(x, 2)];
+    uint32_t n = 1 + rnd(x, 8);
+    NvmeSqe sqe;
+
+    for (uint32_t i = 0; i < n; i++) {
+        nh_sqe_init(&sqe, ops[rnd(x, G_N_ELEMENTS(ops))],
+                    rnd(x, 8) ? 1 : (uint32_t)rnd64(x));
+        sqe.cdw10 = rnd(x, 4) ? rnd(x, DEV_NS_LBAS) : (uint32_t)rnd64(x);
+        sqe.cdw11 = rnd(x, 4) ? 0 : (uint32_t)rnd64(x);
+        sqe.cdw12 = rnd(x, 2) ? rnd(x, 256) : (uint32_t)rnd64(x);
+        sqe.flags = rnd(x, 8) ? 0 : rnd(x, 4);
+        hostile_dptr(x, &sqe);
+        nh_sq_put(x->d->h, q, &sqe, false);
+    }
+    nh_sq_ring(x->d->h, q);
+}
+
+static void hostile_register(Hostile *x)
+{
+    static const uint32_t regs[] = {
+        NVME_REG_CC, NVME_REG_CSTS, NVME_REG_AQA, NVME_REG_ASQ,
+        NVME_REG_ACQ, NVME_REG_INTMS, NVME_REG_INTMC, NVME_REG_NSSR,
+        0x0, 0x8, 0x38, 0xf00,
+    };
+    NvmeHost *h = x->d->h;
+    uint32_t off;
+
+    if (rnd(x, 3)) {
+        /* a doorbell: of a queue that exists or not, any value */
+        off = NVME_REG_DBS + rnd(x, 1024) * 4;
+        if (rnd(x, 2)) {
+            off = NVME_REG_DBS + rnd(x, 6) * 4;
+        }
+        nh_wr32(h, off, rnd(x, 2) ? rnd(x, 80) : (uint32_t)rnd64(x));
+        return;
+    }
+    off = regs[rnd(x, G_N_ELEMENTS(regs))];
+    if (off == NVME_REG_CC && rnd(x, 4)) {
+        return;                       /* resets: sometimes, not always */
+    }
+    if (rnd(x, 2)) {
+        nh_wr64(h, off & ~7u, rnd64(x));
+    } else {
+        nh_wr32(h, off + (rnd(x, 8) ? 0 : 1 + rnd(x, 3)), (uint32_t)rnd64(x));
+    }
+}
+
+/* Reap whatever completed, so the CQs keep room; never wait. */
+static void hostile_reap(Hostile *x)
+{
+    NvmeCqe cqe;
+
+    for (unsigned i = 0; i < 3; i++) {
+        NvmeQueue *q = i ? x->q[i] : x->d->h->admin;
+
+        for (unsigned n = 0; n < 64 && nh_poll(x->d->h, q, &cqe); n++) {
+            x->cqes++;
+            x->ok += !nh_status(&cqe);
+        }
+    }
+}
+
+static void hostile_act(Hostile *x)
+{
+    switch (rnd(x, 20)) {
+    case 0 ... 5:
+        hostile_io(x);
+        break;
+    case 6 ... 9:
+        hostile_admin(x);
+        break;
+    case 10 ... 13:
+        hostile_register(x);
+        break;
+    case 14:
+        hostile_lists(x);
+        break;
+    case 15:
+        /* a reset under the feet of everything in flight */
+        if (rnd(x, 4) == 0) {
+            nh_wr32(x->d->h, NVME_REG_CC, 0);
+            nh_wr32(x->d->h, NVME_REG_CC, NVME_CC_DEFAULT | NVME_CC_EN);
+        }
+        break;
+    case 16 ... 17:
+        qt_clock_step(x->d->qt, rnd(x, 2000000) + 1);
+        break;
+    default:
+        hostile_reap(x);
+        break;
+    }
+}
+
+/* Reset the controller and start over with fresh queues. */
+static void hostile_restart(Hostile *x, const char *where)
+{
+    NvmeHost *h = x->d->h;
+    uint8_t id[4096];
+
+    ck_assert_msg(qt_alive(x->d->qt), "%s: QEMU died", where);
+    nh_disable(h);
+    nh_enable(h, 32);
+    ck_status(nh_identify(h, 1, 0, id), 0, "%s: identify", where);
+    nh_probe(h);                      /* a Format may have changed LBAs */
+    x->q[1] = x->d->q = nh_create_ioq(h, 1, 64, -1);
+    x->q[2] = nh_create_ioq(h, 2, 32, -1);
+}
+
+/*
+ * A sanitize the storm started goes on across resets (as the spec has
+ * it) and refuses I/O until it is done: let it finish.
+ */
+static void hostile_wait_sanitize(Hostile *x, const char *where)
+{
+    uint8_t log[512];
+
+    for (int s = 0; s < 3600; s++) {
+        ck_status(nh_get_log(x->d->h, 0x81, 0, log, sizeof(log), 0), 0,
+                  "%s: sanitize log", where);
+        if ((le16_at(log, 2) & 7) != 2) {
+            return;
+        }
+        qt_clock_step(x->d->qt, 1000000000);
+    }
+    ck_abort_msg("%s: sanitize did not end in an hour", where);
+}
+
+/*
+ * After the storm: reset, come back, and keep data (the slow backend,
+ * null-co, keeps none: it reads zeroes).
+ */
+static void hostile_recover(Hostile *x, const char *where, bool keeps)
+{
+    NvmeHost *h = x->d->h;
+    uint8_t w[8192], r[8192];
+
+    hostile_restart(x, where);
+    hostile_wait_sanitize(x, where);
+    nh_pattern(w, sizeof(w), g_rand_int(x->rng));
+    ck_status(nh_write(h, x->d->q, 64, w, sizeof(w)), 0, "%s: write", where);
+    ck_status(nh_read(h, x->d->q, 64, r, sizeof(r)), 0, "%s: read", where);
+    if (!keeps) {
+        memset(w, 0, sizeof(w));
+    }
+    ck_assert_msg(!memcmp(w, r, sizeof(w)), "%s: data read back differs",
+                  where);
+}
+
+static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
+{
+    const char *cfg = configs[round % G_N_ELEMENTS(configs)];
+    bool slow = (round / G_N_ELEMENTS(configs)) % 2;
+    g_autofree char *where = g_strdup_printf("seed %" PRIu64 " round %u "
+                                             "(%s%s)", seed, round,
+                                             *cfg ? cfg + 1 : "main loop",
+                                             slow ? ", slow backend" : "");
+    g_autofree char *img = slow ? NULL :
+                           qt_backing_file("hostile.img", DEV_NS_BYTES, "raw");
+    g_autofree char *drive = slow ?
+        g_strdup("driver=null-co,size=256M,read-zeroes=on,"
+                 "latency-ns=1000000") :
+        g_strdup_printf("file=%s,format=raw", img);
+    Hostile x = { .rng = g_rand_new_with_seed(seed * 1000003u + round) };
+
+    fprintf(stderr, "hostile: %s, %u actions\n", where, actions);
+    x.d = dev_open_drive(drive, cfg, strstr(cfg, "iothread") ?
+                         "-object iothread,id=io0" : "");
+    x.scratch = nh_alloc(x.d->h, SCRATCH_BYTES, 4096);
+    x.prp_list = nh_alloc(x.d->h, 4096, 4096);
+    x.sgl = nh_alloc(x.d->h, 4096, 4096);
+    x.ioq_mem = nh_alloc(x.d->h, 4 << 14, 4096);
+    x.q[1] = x.d->q;
+    x.q[2] = nh_create_ioq(x.d->h, 2, 32, -1);
+    hostile_lists(&x);
+    for (unsigned i = 0; i < actions; i++) {
+        hostile_act(&x);
+        if (i % 64 == 63) {
+            ck_assert_msg(qt_alive(x.d->qt), "%s: QEMU died at action %u",
+                          where, i);
+        }
+        if (i % 256 == 255) {
+            hostile_restart(&x, where);    /* with I/O in flight */
+        }
+    }
+    hostile_recover(&x, where, !slow);
+    {
+        g_autofree char *log = qt_guest_log(x.d->qt);
+        unsigned lines = 0;
+
+        for (const char *p = log; (p = strchr(p, '\n')); p++) {
+            lines++;
+        }
+        fprintf(stderr, "hostile: %u completions reaped (%u successful), "
+                "%u guest errors logged\n", x.cqes, x.ok, lines);
+    }
+    dev_close(x.d);
+    if (img) {
+        unlink(img);
+    }
+    g_rand_free(x.rng);
+}
+
+START_TEST(test_hostile_guest)
+{
+    uint64_t seed = env_u64("H3100_HOSTILE_SEED", 1);
+    unsigned rounds = env_u64("H3100_HOSTILE_ROUNDS", 8);
+    unsigned actions = env_u64("H3100_HOSTILE_ACTIONS", 12000);
+
+    for (unsigned r = 0; r < rounds; r++) {
+        hostile_round(seed, r, actions);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hostile");
+    TCase *tc = dev_tcase(s, "hostile");
+
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_hostile_guest);
+    return dev_main(s);
+}
