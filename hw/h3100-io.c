@@ -191,15 +191,27 @@ static bool h3100_req_cancelled(H3100Req *req)
     return req->s->stopping || req->sq->deleting;
 }
 
+/*
+ * The status of a block request that failed (@ret < 0): aborted if a
+ * reset or its queue's deletion cancelled it, else @err.
+ */
+uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
+{
+    if (ret == -ECANCELED || h3100_req_cancelled(req)) {
+        return NVME_CMD_ABORT_SQ_DEL;
+    }
+    return err;
+}
+
 static void h3100_rw_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
 
-    if (ret == -ECANCELED || (ret < 0 && h3100_req_cancelled(req))) {
-        req->status = NVME_CMD_ABORT_SQ_DEL;
-    } else if (ret < 0) {
-        req->status = req->cmd.opcode == NVME_CMD_READ ?
-                      NVME_UNRECOVERED_READ : NVME_WRITE_FAULT;
+    if (ret < 0) {
+        req->status = h3100_blk_status(req, ret,
+                                       req->cmd.opcode == NVME_CMD_READ ?
+                                       NVME_UNRECOVERED_READ :
+                                       NVME_WRITE_FAULT);
     }
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
     h3100_req_complete(req);
@@ -315,8 +327,7 @@ static void h3100_dsm_cb(void *opaque, int ret)
 
     req->aiocb = NULL;
     if (ret < 0 && !req->status) {
-        req->status = ret == -ECANCELED || h3100_req_cancelled(req) ?
-                      NVME_CMD_ABORT_SQ_DEL : NVME_INTERNAL_DEV_ERROR;
+        req->status = h3100_blk_status(req, ret, NVME_INTERNAL_DEV_ERROR);
     }
     if (req->status || h3100_req_cancelled(req)) {
         if (!req->status) {
@@ -440,8 +451,7 @@ static void h3100_compare_cb(void *opaque, int ret)
 
     req->aiocb = NULL;
     if (ret < 0) {
-        req->status = ret == -ECANCELED || h3100_req_cancelled(req) ?
-                      NVME_CMD_ABORT_SQ_DEL : NVME_UNRECOVERED_READ;
+        req->status = h3100_blk_status(req, ret, NVME_UNRECOVERED_READ);
         h3100_req_complete(req);
         return;
     }

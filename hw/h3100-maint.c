@@ -47,10 +47,23 @@ static void h3100_format_cb(void *opaque, int ret)
     req->aiocb = NULL;
     req->s->format_busy = false;
     if (ret < 0) {
-        req->status = ret == -ECANCELED ? NVME_CMD_ABORT_SQ_DEL :
-                      NVME_INTERNAL_DEV_ERROR;
+        req->status = h3100_blk_status(req, ret, NVME_INTERNAL_DEV_ERROR);
     }
     h3100_req_complete(req);
+}
+
+static void h3100_format_start(H3100State *s, H3100Req *req)
+{
+    uint8_t lbaf = le32_to_cpu(req->cmd.cdw10) & 0xf;
+
+    qemu_mutex_lock(&s->model_lock);
+    h3100_model_format(s->model);
+    qemu_mutex_unlock(&s->model_lock);
+    g_array_set_size(s->uncor, 0);
+    h3100_update_lbads(s, lbaf ? 12 : 9);
+    req->aiocb = blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
+                                       BDRV_REQ_MAY_UNMAP, h3100_format_cb,
+                                       req);
 }
 
 uint16_t h3100_format(H3100State *s, H3100Req *req)
@@ -74,16 +87,34 @@ uint16_t h3100_format(H3100State *s, H3100Req *req)
         return NVME_FORMAT_IN_PROGRESS;
     }
     h3100_dst_abort(s, H3100_DST_RES_FORMAT);
-    qemu_mutex_lock(&s->model_lock);
-    h3100_model_format(s->model);
-    qemu_mutex_unlock(&s->model_lock);
-    g_array_set_size(s->uncor, 0);
-    h3100_update_lbads(s, lbaf ? 12 : 9);
-    s->format_busy = true;
-    req->aiocb = blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
-                                       BDRV_REQ_MAY_UNMAP, h3100_format_cb,
-                                       req);
+    s->format_busy = true;            /* new I/O is refused from now on */
+    if (s->io_inflight) {
+        s->format_wait = req;         /* writes already sent land first */
+        return NVME_NO_COMPLETE;
+    }
+    h3100_format_start(s, req);
     return NVME_NO_COMPLETE;
+}
+
+/*
+ * The last I/O command with block I/O out is back: a Format or a
+ * Sanitize that waited for it erases now.
+ */
+void h3100_maint_io_drained(H3100State *s)
+{
+    H3100Req *req = s->format_wait;
+
+    if (s->stopping) {
+        return;                       /* a reset: see h3100_reset_fn */
+    }
+    if (req) {
+        s->format_wait = NULL;
+        h3100_format_start(s, req);
+        h3100_inflight_add(s, req);
+    }
+    if (s->san.wait_io) {
+        h3100_sanitize_timer_cb(s);
+    }
 }
 
 /* ---- sanitize --------------------------------------------------------- */
@@ -107,7 +138,7 @@ static void h3100_sanitize_done_cb(void *opaque, int ret)
     }
 }
 
-/* The model's erase is over: zero the backend. */
+/* The model's erase is over: zero the backend, once no write is out. */
 void h3100_sanitize_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
@@ -115,6 +146,11 @@ void h3100_sanitize_timer_cb(void *opaque)
     if (!s->san.active || s->san.zeroing) {
         return;
     }
+    if (s->io_inflight) {
+        s->san.wait_io = true;
+        return;
+    }
+    s->san.wait_io = false;
     s->san.zeroing = true;
     blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes, BDRV_REQ_MAY_UNMAP,
                           h3100_sanitize_done_cb, s);

@@ -221,6 +221,10 @@ static void h3100_reset_fn(void *opaque)
     h3100_fw_reset(s);
     h3100_features_init(s);
     s->format_busy = false;
+    s->format_wait = NULL;            /* freed with the admin queue */
+    if (s->san.wait_io) {
+        h3100_sanitize_timer_cb(s);   /* the drain let every write land */
+    }
     s->dbbuf_enabled = false;
     s->dbbuf_dbs = 0;
     s->dbbuf_eis = 0;

@@ -422,76 +422,6 @@ void h3100_req_post_now(H3100Req *req)
 
 /* ---- completion timing ------------------------------------------------- */
 
-/*
- * Under qtest or -icount, virtual time does not follow the host's clock:
- * a step to the next deadline (qtest) or an idle vCPU's warp (icount,
- * sleep=off) would carry it past a command whose model time has come
- * while its host I/O is still running, and the guest would see the
- * host's disk in the drive's latency.  The device holds virtual time
- * there instead: a timer at the earliest model time of the commands with
- * block I/O in flight and, once that has passed, a deadline of "now"
- * renewed from a bottom half (so the event loop keeps turning and the
- * host I/O completes) until the I/O is back.  Under plain TCG virtual
- * time is host time: no hold.
- */
-static void h3100_hold_update(H3100State *s)
-{
-    uint64_t first = UINT64_MAX;
-    H3100Req *req;
-
-    if (QTAILQ_EMPTY(&s->inflight)) {
-        timer_del(s->hold_timer);
-        return;
-    }
-    QTAILQ_FOREACH(req, &s->inflight, ioentry) {
-        first = MIN(first, req->done_ns);
-    }
-    if (first > h3100_now(s)) {
-        timer_mod(s->hold_timer, h3100_virt_ns(s, first));
-    } else {
-        timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
-    }
-}
-
-void h3100_hold_bh(void *opaque)
-{
-    h3100_hold_update(opaque);
-}
-
-/* Re-armed from a bottom half: a timer due now must not re-arm itself. */
-void h3100_hold_timer_cb(void *opaque)
-{
-    H3100State *s = opaque;
-
-    qemu_bh_schedule(s->hold_bh);
-}
-
-static void h3100_hold_track(H3100State *s, H3100Req *req)
-{
-    int64_t at = h3100_virt_ns(s, req->done_ns);
-
-    if (!s->hold) {
-        return;
-    }
-    QTAILQ_INSERT_TAIL(&s->inflight, req, ioentry);
-    req->in_flight = true;
-    if (!timer_pending(s->hold_timer) ||
-        timer_expire_time_ns(s->hold_timer) > at) {
-        timer_mod(s->hold_timer, at);
-    }
-}
-
-static void h3100_hold_untrack(H3100State *s, H3100Req *req)
-{
-    if (req->in_flight) {
-        QTAILQ_REMOVE(&s->inflight, req, ioentry);
-        req->in_flight = false;
-        if (QTAILQ_EMPTY(&s->inflight)) {
-            timer_del(s->hold_timer);
-        }
-    }
-}
-
 void h3100_pending_drop(H3100State *s, H3100Req *req)
 {
     if (req->pending) {
@@ -562,7 +492,7 @@ void h3100_req_complete(H3100Req *req)
 
     req->io_done = true;
     req->aiocb = NULL;
-    h3100_hold_untrack(s, req);
+    h3100_inflight_remove(s, req);
     trace_h3100_req_done(sq->sqid, le16_to_cpu(req->cmd.cid),
                          req->status, req->done_ns);
     if (s->stopping || sq->deleting) {
@@ -644,7 +574,7 @@ static void h3100_sq_bh(void *opaque)
             req->status = status;
             h3100_req_complete(req);
         } else if (req->aiocb) {
-            h3100_hold_track(s, req);
+            h3100_inflight_add(s, req);
         }
         h3100_sq_eventidx(s, sq);
         h3100_sq_shadow_tail(s, sq);

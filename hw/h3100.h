@@ -126,7 +126,7 @@ typedef struct H3100Req {
     uint64_t range_done;              /* DSM: its bytes deallocated */
     QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
     QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
-    QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight (virtual-time hold) */
+    QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
     bool in_flight;
     bool pending;
     bool posting;                     /* on its CQ's req_list */
@@ -224,6 +224,7 @@ typedef struct H3100Sanitize {
     uint32_t etbe;                    /* estimated block erase time, s */
     bool active;
     bool zeroing;
+    bool wait_io;                     /* erase done, writes still out */
     int64_t start_ns;
     int64_t end_ns;
     QEMUTimer *timer;
@@ -319,7 +320,8 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) pending;
     QEMUTimer *cpl_timer;
     bool hold;                        /* virtual time waits for host I/O */
-    QTAILQ_HEAD(, H3100Req) inflight; /* block I/O past or before done_ns */
+    QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
+    unsigned io_inflight;             /* ... of them on I/O queues */
     QEMUTimer *hold_timer;
     QEMUBH *hold_bh;
     QEMUTimer *idle_timer;
@@ -349,6 +351,7 @@ struct H3100State {
     char *telemetry_path;
     uint32_t telemetry_ms;
     bool format_busy;
+    H3100Req *format_wait;            /* Format waiting for I/O to land */
 };
 
 /* h3100-pci.c */
@@ -401,8 +404,6 @@ void h3100_req_complete(H3100Req *req);
 void h3100_req_post_now(H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
 void h3100_cpl_timer_cb(void *opaque);
-void h3100_hold_timer_cb(void *opaque);
-void h3100_hold_bh(void *opaque);
 void h3100_irq_timer_cb(void *opaque);
 void h3100_irq_bh(void *opaque);
 void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
@@ -410,6 +411,12 @@ void h3100_queues_reset(H3100State *s);
 void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
+
+/* h3100-inflight.c */
+void h3100_inflight_add(H3100State *s, H3100Req *req);
+void h3100_inflight_remove(H3100State *s, H3100Req *req);
+void h3100_hold_timer_cb(void *opaque);
+void h3100_hold_bh(void *opaque);
 
 /* h3100-dma.c: every guest address is checked to be RAM before use */
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
@@ -466,6 +473,7 @@ void h3100_pstate_close(H3100State *s);
 
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
+uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
@@ -476,6 +484,7 @@ uint16_t h3100_sanitize(H3100State *s, H3100Req *req);
 uint16_t h3100_self_test(H3100State *s, H3100Req *req);
 uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req);
 void h3100_sanitize_timer_cb(void *opaque);
+void h3100_maint_io_drained(H3100State *s);
 void h3100_dst_timer_cb(void *opaque);
 void h3100_dst_abort(H3100State *s, uint8_t result);
 uint16_t h3100_self_test_log(H3100State *s, H3100Req *req, uint64_t off,

@@ -303,6 +303,51 @@ START_TEST(test_reset_busy)
 }
 END_TEST
 
+/*
+ * S3: a Format lets the writes already sent land before it erases (they
+ * would survive it otherwise): it completes after them, and I/O sent
+ * after it is refused until it is done.
+ */
+START_TEST(test_format_waits_for_io)
+{
+    Dev *d = dev_open_drive(SLOW_DRIVE, ",timing=off", "");
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+    uint16_t fmt, rd;
+    unsigned reads = 0;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    for (int i = 0; i < 4; i++) {
+        nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+        sqe.prp1 = buf;
+        sqe.cdw10 = i * 8;
+        sqe.cdw12 = 7;
+        nh_sq_put(d->h, d->q, &sqe, false);
+    }
+    nh_sq_ring(d->h, d->q);
+    qt_clock_step(d->qt, 1000);
+    nh_sqe_init(&sqe, NVME_ADM_FORMAT_NVM, 1);
+    fmt = nh_submit(d->h, d->h->admin, &sqe);
+    qt_clock_step(d->qt, 1000);
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.prp1 = buf;
+    sqe.cdw12 = 7;
+    rd = nh_submit(d->h, d->q, &sqe);
+    while (reads < 5) {
+        ck_assert(nh_wait(d->h, d->q, &cqe, 2000000000));
+        ck_status(nh_status(&cqe), cqe.cid == rd ? 0x084 : 0,
+                  "I/O %u around the Format", cqe.cid);
+        ck_assert_msg(!nh_poll(d->h, d->h->admin, &cqe) || cqe.cid != fmt,
+                      "Format completed with writes out");
+        reads++;
+    }
+    ck_assert(nh_wait_cid(d->h, d->h->admin, fmt, &cqe, 5000000000));
+    ck_status(nh_status(&cqe), 0, "Format");
+    assert_controller_works(d, "format with I/O in flight");
+    dev_close(d);
+}
+END_TEST
+
 /* #10: Write Uncorrectable, clean stop: the next start takes the state */
 START_TEST(test_uncor_restart)
 {
@@ -497,6 +542,7 @@ int main(void)
     tcase_add_test(tc, test_delete_sq_twice);
     tcase_add_test(tc, test_delete_sq_twice_timed);
     tcase_add_test(tc, test_reset_busy);
+    tcase_add_test(tc, test_format_waits_for_io);
     tcase_add_test(tc, test_uncor_restart);
     tcase_add_test(tc, test_uncor_split_cap);
     tcase_add_test(tc, test_dsm_whole_namespace);
