@@ -20,10 +20,17 @@
  * while its host I/O is still running, and the guest would see the
  * host's disk in the drive's latency.  The device holds virtual time
  * there instead: a timer at the earliest model time of the commands with
- * block I/O in flight and, once that has passed, a deadline of "now"
- * renewed from a bottom half (so the event loop keeps turning and the
- * host I/O completes) until the I/O is back.  Under plain TCG virtual
- * time is host time: no hold.
+ * block I/O in flight and, once that has passed, one due 1 ns ahead,
+ * renewed until the I/O is back.  Not "now": a qtest step to the next
+ * deadline must still advance (libqtest asserts it does), and virtual
+ * time creeps by a nanosecond a step, not by the host's milliseconds.
+ * Under plain TCG virtual time is host time: no hold.
+ *
+ * The timer is on the main loop's list even with an IOThread: an
+ * IOThread timer that is due but not yet run makes the next deadline
+ * "now" for qtest.  Its callback only renews itself (while s->holding)
+ * and asks the device's context to look again (h3100_hold_bh), which
+ * owns the list of commands.
  */
 static void h3100_hold_update(H3100State *s)
 {
@@ -31,6 +38,7 @@ static void h3100_hold_update(H3100State *s)
     H3100Req *req;
 
     if (QTAILQ_EMPTY(&s->inflight)) {
+        qatomic_set(&s->holding, false);
         timer_del(s->hold_timer);
         return;
     }
@@ -38,9 +46,11 @@ static void h3100_hold_update(H3100State *s)
         first = MIN(first, req->done_ns);
     }
     if (first > h3100_now(s)) {
+        qatomic_set(&s->holding, false);
         timer_mod(s->hold_timer, h3100_virt_ns(s, first));
     } else {
-        timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+        qatomic_set(&s->holding, true);
+        timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
     }
 }
 
@@ -49,11 +59,17 @@ void h3100_hold_bh(void *opaque)
     h3100_hold_update(opaque);
 }
 
-/* Re-armed from a bottom half: a timer due now must not re-arm itself. */
+/*
+ * Due at a command's model time, or 1 ns after the last renewal: hold
+ * (1 ns ahead never re-runs in this pass of the timer list) until the
+ * device's context has looked.
+ */
 void h3100_hold_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
 
+    qatomic_set(&s->holding, true);
+    timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
     qemu_bh_schedule(s->hold_bh);
 }
 
@@ -84,6 +100,7 @@ void h3100_inflight_remove(H3100State *s, H3100Req *req)
     QTAILQ_REMOVE(&s->inflight, req, ioentry);
     req->in_flight = false;
     if (QTAILQ_EMPTY(&s->inflight)) {
+        qatomic_set(&s->holding, false);
         timer_del(s->hold_timer);
     }
     if (req->sq->sqid && !--s->io_inflight) {

@@ -320,6 +320,7 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) pending;
     QEMUTimer *cpl_timer;
     bool hold;                        /* virtual time waits for host I/O */
+    bool holding;                     /* ... now (atomic: main loop too) */
     QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
     unsigned io_inflight;             /* ... of them on I/O queues */
     QEMUTimer *hold_timer;

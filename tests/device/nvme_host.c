@@ -294,16 +294,17 @@ static bool nh_timed_out(int64_t start, int64_t now, int64_t timeout_ns,
  * Virtual time goes from one of QEMU's timer deadlines to the next: a
  * completion is seen at the virtual time the drive posted it, never
  * later.  While the device holds virtual time for host I/O (the next
- * deadline is now), wait in real time.  Without a deadline, step.
+ * deadline is a nanosecond away), wait in real time.  Without a
+ * deadline, step.
  */
 static int64_t nh_advance(NvmeHost *h, int64_t now, int64_t left,
                           int64_t *step)
 {
     int64_t next = qt_clock_step_next(h->qt);
 
-    if (next == now) {
+    if (next >= now && next - now <= 1) {
         g_usleep(50);
-        return now;
+        return next;
     }
     if (next > now) {
         return next;

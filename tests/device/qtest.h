@@ -93,9 +93,9 @@ void qt_pci_cfg_writew(QTest *s, int devfn, int reg, uint16_t v);
 int64_t qt_clock_now(QTest *s);
 int64_t qt_clock_step(QTest *s, int64_t ns);
 /*
- * Step to the next timer deadline and return the new time: the same time
- * if that deadline is now (the device holds virtual time while its host
- * I/O runs), -1 if there is no deadline.
+ * Step to the next timer deadline and return the new time (the same time
+ * if that deadline is now), -1 if there is no deadline.  While the device
+ * holds virtual time for its host I/O, the next deadline is 1 ns away.
  */
 int64_t qt_clock_step_next(QTest *s);
 int64_t qt_clock_set(QTest *s, int64_t ns);

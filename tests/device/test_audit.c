@@ -286,6 +286,28 @@ START_TEST(test_delete_sq_twice_timed)
 }
 END_TEST
 
+/*
+ * Found by fuzzing (generic-fuzz, iothread): while the device held
+ * virtual time for host I/O, a bare qtest clock_step answered FAIL and
+ * libqtest's qtest_clock_step_next() aborted.  It must always advance.
+ */
+START_TEST(test_hold_lets_clock_step)
+{
+    Dev *d = dev_open_drive(SLOW_DRIVE, ",iothread=io0",
+                            "-object iothread,id=io0");
+
+    queue_reads(d, d->q, 8);
+    for (int i = 0; i < 100; i++) {
+        int64_t now = qt_clock_now(d->qt);
+        g_autofree char *r = qt_cmd_raw(d->qt, "clock_step");
+
+        ck_assert_msg(g_str_has_prefix(r, "OK "), "clock_step: %s", r);
+        ck_assert(g_ascii_strtoll(r + 3, NULL, 0) > now);
+    }
+    dev_close(d);
+}
+END_TEST
+
 /* A reset with reads in flight: drained, then the drive works again. */
 START_TEST(test_reset_busy)
 {
@@ -541,6 +563,7 @@ int main(void)
     tcase_add_test(tc, test_delete_sq_main_loop);
     tcase_add_test(tc, test_delete_sq_twice);
     tcase_add_test(tc, test_delete_sq_twice_timed);
+    tcase_add_test(tc, test_hold_lets_clock_step);
     tcase_add_test(tc, test_reset_busy);
     tcase_add_test(tc, test_format_waits_for_io);
     tcase_add_test(tc, test_uncor_restart);
