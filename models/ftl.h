@@ -26,7 +26,13 @@
 #define FTL_UNMAPPED UINT32_MAX
 #define FTL_NO_SB UINT32_MAX
 #define FTL_NO_PPN UINT64_MAX
-#define FTL_CHUNK_SHIFT 19u              /* 2 MiB of map entries */
+/*
+ * 2 MiB of map entries per chunk.  The fuzzer (tests/fuzz) builds with
+ * smaller chunks, so that its state files with data in them stay small.
+ */
+#ifndef FTL_CHUNK_SHIFT
+#define FTL_CHUNK_SHIFT 19u
+#endif
 #define FTL_CHUNK_SLOTS (1u << FTL_CHUNK_SHIFT)
 /*
  * Open superblocks: one per host stream, and one per stream for what
@@ -135,10 +141,11 @@ bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp);
 void ftl_destroy(Ftl *f);
 void ftl_set_hooks(Ftl *f, const FtlHooks *hooks);
 
-/* Host operations, one 4 KiB slot at a time. */
+/* Host operations, one 4 KiB slot at a time (trims also by range). */
 /* false: no space left (too many bad blocks); the drive is read-only */
 bool ftl_write(Ftl *f, uint64_t lpn, uint32_t stream);
 void ftl_trim(Ftl *f, uint64_t lpn);
+void ftl_trim_range(Ftl *f, uint64_t lpn, uint64_t n);
 void ftl_forget_all(Ftl *f);          /* format: every slot unmapped */
 void ftl_erase_all(Ftl *f);           /* sanitize: and every block erased */
 
@@ -225,7 +232,14 @@ uint32_t bb_available_spare_pct(const BadBlocks *bb);
 /* Memory the FTL holds, in bytes. */
 uint64_t ftl_memory_bytes(const Ftl *f);
 
-/* Check every mapping invariant; on failure say which in @why. */
+/*
+ * Check every invariant of the FTL (superblocks and their tables, open
+ * superblocks, reclaim, free list, blocks, the map); on failure say which
+ * in @why.  Safe on any contents (ftl_check.c says what it assumes).
+ */
 bool ftl_check(const Ftl *f, GString *why);
+/* What is wrong with @sb's state, stream and pointers, or NULL. */
+const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
+                               bool has_tables);
 
 #endif

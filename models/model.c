@@ -432,6 +432,33 @@ static uint64_t do_write(H3100Model *m, uint64_t now, const H3100Io *io,
     return post_completion(m, t + c->write_fw_ns);
 }
 
+/*
+ * One end of a deallocated range: a whole slot is unmapped; zeroes merged
+ * into a partly kept slot are written; a partly deallocated slot keeps
+ * its data.
+ */
+static uint64_t deallocate_end(H3100Model *m, uint64_t t, const H3100Io *io,
+                               uint64_t lpn, H3100Status *status)
+{
+    if (!slot_is_partial(io, lpn)) {
+        ftl_trim(&m->ftl, lpn);
+    } else if (io->op == H3100_OP_WRITE_ZEROES && !m->read_only &&
+               ftl_lookup(&m->ftl, lpn) != FTL_UNMAPPED) {
+        t = tl_max(t, read_slots(m, t, lpn, 1, false));
+        m->now = t;
+        if (!ftl_write(&m->ftl, lpn, 0)) {
+            m->read_only = true;
+            *status = H3100_READ_ONLY;
+        }
+    }
+    return t;
+}
+
+/*
+ * Only the first and last slots can be partial.  The whole slots between
+ * are unmapped by map chunk, in the same order as slot by slot, so the
+ * result is the same and space never written costs nothing per slot.
+ */
 static uint64_t do_deallocate(H3100Model *m, uint64_t now, const H3100Io *io,
                               uint64_t lpn, uint64_t n, H3100Status *status)
 {
@@ -439,19 +466,12 @@ static uint64_t do_deallocate(H3100Model *m, uint64_t now, const H3100Io *io,
     uint64_t t = cmd_start(m, now, c->trim_cmd_ns + n * c->trim_slot_ns);
 
     m->now = t;
-    for (uint64_t i = 0; i < n; i++) {
-        if (!slot_is_partial(io, lpn + i)) {
-            ftl_trim(&m->ftl, lpn + i);
-        } else if (io->op == H3100_OP_WRITE_ZEROES && !m->read_only &&
-                   ftl_lookup(&m->ftl, lpn + i) != FTL_UNMAPPED) {
-            /* zeroes merged into a partly kept slot are written */
-            t = tl_max(t, read_slots(m, t, lpn + i, 1, false));
-            m->now = t;
-            if (!ftl_write(&m->ftl, lpn + i, 0)) {
-                m->read_only = true;
-                *status = H3100_READ_ONLY;
-            }
-        }
+    t = deallocate_end(m, t, io, lpn, status);
+    if (n > 2) {
+        ftl_trim_range(&m->ftl, lpn + 1, n - 2);
+    }
+    if (n > 1) {
+        t = deallocate_end(m, t, io, lpn + n - 1, status);
     }
     ra_invalidate(&m->ra, lpn, n);
     m->c.host_trim_cmds++;

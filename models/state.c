@@ -4,11 +4,17 @@
  * Layout (little-endian, as the hosts this runs on):
  *   StateHeader, then a payload of sections in a fixed order.  The header
  *   names the drive (profile and geometry) and carries the payload's
- *   length and CRC-32C, and its own CRC.  Loading refuses a file with a
- *   wrong magic, version, drive, length or checksum, and bounds-checks
- *   every index it reads, so a damaged file can never crash the model.
- *   Timing parameters are not part of the identity: a saved drive can be
- *   loaded with other timings.
+ *   length and CRC-32C, and its own CRC.  Timing parameters are not part
+ *   of the identity: a saved drive can be loaded with other timings.
+ *
+ * The file is hostile input (a guest's drive state, say): the checksums
+ * only catch accidents, anyone can recompute them.  So loading refuses a
+ * file with a wrong magic, version, drive, length or checksum; sizes
+ * every read by the geometry and never reads or allocates more than the
+ * file really holds; and, before the model is used, checks every
+ * invariant of the FTL (ftl_check: superblock states and tables, open
+ * superblocks, reclaim victim, free list, blocks, the map and valid
+ * counts).  A file the model could misbehave on is refused as corrupt.
  *
  * Version 2 adds, after the model's sections and inside the payload
  * checksum, a front end's own state: a uint64_t length and that many
@@ -29,6 +35,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crc32c.h"
@@ -177,11 +184,20 @@ bool h3100_model_save_with(H3100Model *m, const char *path,
                            const void *extra, size_t extra_len,
                            uint32_t flags, GError **errp)
 {
-    g_autofree char *tmp = g_strdup_printf("%s.tmp", path);
+    g_autofree char *tmp = NULL;
     uint64_t len = extra_len;
     StateHeader h;
     Stream s = { 0 };
 
+    if (extra_len > H3100_STATE_EXTRA_MAX) {
+        /* it could not be loaded back */
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID,
+                    "cannot write drive state '%s': %zu bytes of front-end "
+                    "state, at most %u", path, extra_len,
+                    H3100_STATE_EXTRA_MAX);
+        return false;
+    }
+    tmp = g_strdup_printf("%s.tmp", path);
     s.f = fopen(tmp, "wb");
     if (!s.f) {
         g_set_error(errp, H3100_ERROR, H3100_ERROR_IO,
@@ -235,42 +251,60 @@ static bool check_identity(const StateHeader *got, const H3100Config *cfg,
                            const char *path, GError **errp)
 {
     StateHeader want;
+    g_autofree char *name = NULL, *shown = NULL;
 
     fill_identity(&want, cfg);
-    if (got->family != want.family || strcmp(got->profile, want.profile) ||
-        got->user_bytes != want.user_bytes ||
-        memcmp(got->geo, want.geo, sizeof(want.geo)) ||
-        got->factory_bad_ppm != want.factory_bad_ppm) {
-        g_set_error(errp, H3100_ERROR, H3100_ERROR_MISMATCH,
-                    "drive state '%s' belongs to another drive: %.32s with %"
-                    PRIu64 " bytes, %u dies; this one is %s with %" PRIu64
-                    " bytes, %u dies", path, got->profile, got->user_bytes,
-                    got->geo[0] * got->geo[1], cfg->profile,
-                    cfg->geo.user_bytes, h3100_dies(cfg));
-        return false;
+    if (got->family == want.family &&
+        !strncmp(got->profile, want.profile, sizeof(want.profile)) &&
+        got->user_bytes == want.user_bytes &&
+        !memcmp(got->geo, want.geo, sizeof(want.geo)) &&
+        got->factory_bad_ppm == want.factory_bad_ppm) {
+        return true;
     }
-    return true;
+    /* the name is the file's bytes: escaped, it stays one printable line */
+    name = g_strndup(got->profile, sizeof(got->profile));
+    shown = g_strescape(name, NULL);
+    g_set_error(errp, H3100_ERROR, H3100_ERROR_MISMATCH,
+                "drive state '%s' belongs to another drive: %s with %" PRIu64
+                " bytes, %u dies; this one is %s with %" PRIu64 " bytes, %u "
+                "dies", path, shown, got->user_bytes,
+                got->geo[0] * got->geo[1], cfg->profile, cfg->geo.user_bytes,
+                h3100_dies(cfg));
+    return false;
 }
 
-static bool sb_ok(const Ftl *f, uint32_t sb)
+static bool refuse(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static bool refuse(GString *why, const char *fmt, ...)
 {
-    return sb == FTL_NO_SB || sb < f->nsb;
+    va_list ap;
+
+    va_start(ap, fmt);
+    g_string_append_vprintf(why, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
-/* Read the payload into the fresh model @m; false names the bad part. */
-static const char *load_payload(H3100Model *m, Stream *s)
+/*
+ * Does the file still hold @n bytes?  Asked before allocating for them,
+ * so a short file cannot make the model allocate more than it holds.
+ * The limit is what the file really has left: loading checked the
+ * header's payload length against the file's size.
+ */
+static bool file_holds(const Stream *s, uint64_t n)
+{
+    return !s->failed && n <= s->limit;
+}
+
+/* Counters and reclaim state: their meaning is ftl_check's. */
+static bool load_counters(H3100Model *m, Stream *s, GString *why)
 {
     Ftl *f = &m->ftl;
-    BadBlocks *bb = &f->bb;
-    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
-    uint64_t total_valid = 0, mapped = 0;
     uint8_t ro;
 
     GET(s, m->c);
     GET(s, f->stats);
     GET(s, ro);
-    m->read_only = ro;
-    f->out_of_space = ro;
     GET(s, f->nfree);
     GET(s, f->victim);
     GET(s, f->cursor);
@@ -282,18 +316,26 @@ static const char *load_payload(H3100Model *m, Stream *s)
     GET(s, f->rng);
     GET(s, f->mapped);
     if (s->failed) {
-        return "truncated counters";
+        return refuse(why, "truncated counters");
     }
-    /* ratio_den is set with a victim: zero in a drive never reclaimed */
-    if (f->nfree > f->nsb || !sb_ok(f, f->victim) ||
-        (f->victim != FTL_NO_SB && f->ratio_den == 0)) {
-        return "bad reclaim state";
+    if (ro > 1) {
+        return refuse(why, "bad read-only flag %u", ro);
     }
-    for (uint32_t i = 0; i < FTL_STREAMS; i++) {
-        if (!sb_ok(f, f->open[i])) {
-            return "bad open superblock";
-        }
+    m->read_only = ro;
+    f->out_of_space = ro;
+    /* sizes the free list read next */
+    if (f->nfree > f->nsb) {
+        return refuse(why, "free list of %u superblocks, the drive has %u",
+                      f->nfree, f->nsb);
     }
+    return true;
+}
+
+static bool load_block_tables(Ftl *f, Stream *s, GString *why)
+{
+    BadBlocks *bb = &f->bb;
+    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
+
     get(s, f->free_list, sizeof(uint32_t) * f->nfree);
     get(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
     get(s, bb->state, nblk);
@@ -305,25 +347,25 @@ static const char *load_payload(H3100Model *m, Stream *s)
     GET(s, bb->used_blocks);
     GET(s, bb->used_block_erases);
     if (s->failed) {
-        return "truncated block tables";
+        return refuse(why, "truncated block tables");
     }
-    for (uint32_t i = 0; i < f->nfree; i++) {
-        if (f->free_list[i] >= f->nsb) {
-            return "bad free list";
-        }
-    }
-    for (uint64_t i = 0; i < (uint64_t)f->nsb * bb->planes; i++) {
-        if (f->sb_block[i] >= bb->blocks) {
-            return "bad superblock table";
-        }
-    }
-    for (uint64_t i = 0; i < nblk; i++) {
-        if (bb->state[i] > BB_BAD) {
-            return "bad block states";
-        }
-    }
+    return true;
+}
+
+/*
+ * Superblocks and their reverse maps.  A reverse map is allocated whole
+ * (sps slots) but only wp of them are saved, so a superblock's shape is
+ * checked before its map is allocated, and open ones (whose maps are not
+ * full) are at most one per stream: the maps allocated are those the file
+ * holds, plus at most FTL_STREAMS.
+ */
+static bool load_superblocks(Ftl *f, Stream *s, GString *why)
+{
+    uint32_t open = 0;
+
     for (uint32_t i = 0; i < f->nsb; i++) {
         Superblock *sb = &f->sb[i];
+        const char *bad;
         uint8_t has;
 
         GET(s, sb->state);
@@ -333,75 +375,77 @@ static const char *load_payload(H3100Model *m, Stream *s)
         GET(s, sb->erase_count);
         GET(s, has);
         if (s->failed) {
-            return "truncated superblocks";
+            return refuse(why, "truncated superblocks");
         }
-        if (sb->state > SB_RETIRED || sb->wp > f->sps || sb->valid > sb->wp ||
-            sb->stream >= FTL_STREAMS || has > 1) {
-            return "bad superblock";
+        if (has > 1) {
+            return refuse(why, "superblock %u: bad table flag %u", i, has);
         }
-        if (has) {
-            ftl_sb_alloc_arrays(f, i);
-            get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
-            if (s->failed) {
-                return "truncated superblock tables";
-            }
-            for (uint64_t slot = 0; slot < sb->wp; slot++) {
-                if (sb->p2l[slot] >= f->user_slots) {
-                    return "bad reverse map";
-                }
-            }
-            total_valid += sb->valid;
-        } else if (sb->valid) {
-            return "valid data without tables";
+        bad = ftl_sb_shape_error(f, sb, has);
+        if (bad) {
+            return refuse(why, "superblock %u: %s", i, bad);
         }
-    }
-    if (f->victim != FTL_NO_SB && !f->sb[f->victim].p2l) {
-        return "reclaim victim without tables";
-    }
-    for (uint64_t c = 0; c < f->nchunks; c++) {
-        uint8_t has;
-
-        if (!GET(s, has)) {
-            return "truncated map";
+        if (sb->state == SB_OPEN && ++open > FTL_STREAMS) {
+            return refuse(why, "more open superblocks than streams (%u)",
+                          FTL_STREAMS);
         }
         if (!has) {
             continue;
         }
-        f->l2p[c] = huge_alloc(sizeof(uint32_t) * FTL_CHUNK_SLOTS);
-        if (!get(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
-            return "truncated map";
+        if (!file_holds(s, sizeof(uint32_t) * sb->wp)) {
+            return refuse(why, "truncated superblock tables");
         }
-        for (uint32_t i = 0; i < FTL_CHUNK_SLOTS; i++) {
-            uint32_t ppn = f->l2p[c][i];
-            uint32_t sb = ppn / f->sps;
-
-            if (ppn == FTL_UNMAPPED) {
-                continue;
-            }
-            if (sb >= f->nsb || !f->sb[sb].p2l ||
-                ppn % f->sps >= f->sb[sb].wp ||
-                c * FTL_CHUNK_SLOTS + i >= f->user_slots) {
-                return "bad map entry";
-            }
-            mapped++;
-        }
+        ftl_sb_alloc_arrays(f, i);
+        get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
     }
-    if (mapped != f->mapped || mapped != total_valid) {
-        return "map and valid counts disagree";
-    }
-    return NULL;
+    return true;                      /* a failed read fails the next one */
 }
 
-/* Version 3's thermal counters: NULL or the bad part. */
-static const char *load_thermal(H3100Model *m, Stream *s, uint32_t version)
+static bool load_map(Ftl *f, Stream *s, GString *why)
+{
+    for (uint64_t c = 0; c < f->nchunks; c++) {
+        uint8_t has;
+
+        if (!GET(s, has)) {
+            return refuse(why, "truncated map");
+        }
+        if (has > 1) {
+            return refuse(why, "map chunk %" PRIu64 ": bad flag %u", c, has);
+        }
+        if (!has) {
+            continue;
+        }
+        if (!file_holds(s, sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
+            return refuse(why, "truncated map");
+        }
+        f->l2p[c] = huge_alloc(sizeof(uint32_t) * FTL_CHUNK_SLOTS);
+        if (!get(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
+            return refuse(why, "truncated map");
+        }
+    }
+    return true;
+}
+
+/*
+ * Read the payload into the fresh model @m; false names the bad part in
+ * @why.  What the values mean is checked later, by ftl_check.
+ */
+static bool load_payload(H3100Model *m, Stream *s, GString *why)
+{
+    return load_counters(m, s, why) && load_block_tables(&m->ftl, s, why) &&
+           load_superblocks(&m->ftl, s, why) && load_map(&m->ftl, s, why);
+}
+
+/* Version 3's thermal counters. */
+static bool load_thermal(H3100Model *m, Stream *s, uint32_t version,
+                         GString *why)
 {
     if (version >= 3 && !GET(s, m->thermal.stats)) {
-        return "truncated thermal counters";
+        return refuse(why, "truncated thermal counters");
     }
     /* loading is a power cycle: the counters carry on, the drive starts
      * at its idle temperature with the configured thresholds */
     model_thermal_power_on(m);
-    return NULL;
+    return true;
 }
 
 /* Open @path and check its header; NULL (with @errp set) if it is bad. */
@@ -434,31 +478,50 @@ static FILE *open_checked(const char *path, const char *mode, StateHeader *h,
     return NULL;
 }
 
-/* Version 2's extra section: NULL or the bad part. */
-static const char *load_extra(Stream *s, uint32_t version, GBytes **extra)
+/*
+ * The header's payload length is the file's: every length read later is
+ * checked against what is left of it before anything is allocated.
+ */
+static bool check_file_length(FILE *f, const StateHeader *h, GString *why)
+{
+    struct stat st;
+
+    if (fstat(fileno(f), &st)) {
+        return refuse(why, "cannot tell its size: %s", g_strerror(errno));
+    }
+    if ((uint64_t)st.st_size < sizeof(*h) ||
+        h->payload_bytes != (uint64_t)st.st_size - sizeof(*h)) {
+        return refuse(why, "length does not match its header");
+    }
+    return true;
+}
+
+/* Version 2's extra section, at most H3100_STATE_EXTRA_MAX bytes. */
+static bool load_extra(Stream *s, uint32_t version, GBytes **extra,
+                       GString *why)
 {
     uint64_t len = 0;
     void *buf;
 
     if (version >= 2) {
         if (!GET(s, len)) {
-            return "truncated extra state";
+            return refuse(why, "truncated extra state");
         }
-        if (len > s->limit) {
-            return "extra state longer than the file";
+        if (len > H3100_STATE_EXTRA_MAX) {
+            return refuse(why, "extra state of %" PRIu64 " bytes, at most "
+                          "%u", len, H3100_STATE_EXTRA_MAX);
+        }
+        if (!file_holds(s, len)) {
+            return refuse(why, "extra state longer than the file");
         }
     }
     buf = g_malloc(len);
     if (len && !get(s, buf, len)) {
         g_free(buf);
-        return "truncated extra state";
+        return refuse(why, "truncated extra state");
     }
-    if (extra) {
-        *extra = g_bytes_new_take(buf, len);
-    } else {
-        g_free(buf);
-    }
-    return NULL;
+    *extra = g_bytes_new_take(buf, len);
+    return true;
 }
 
 H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
@@ -466,10 +529,11 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
                                   GError **errp)
 {
     g_autoptr(GBytes) blob = NULL;
+    g_autoptr(GString) why = g_string_new(NULL);
     StateHeader h;
     Stream s = { 0 };
     H3100Model *m;
-    const char *bad;
+    bool ok;
     int tail;
 
     s.f = open_checked(path, "rb", &h, errp);
@@ -480,6 +544,11 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
         fclose(s.f);
         return NULL;
     }
+    if (!check_file_length(s.f, &h, why)) {
+        fclose(s.f);
+        corrupt(errp, path, why->str);
+        return NULL;
+    }
     m = h3100_model_new(cfg, errp);
     if (!m) {
         fclose(s.f);
@@ -487,24 +556,21 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
     }
     /* a fresh model holds no superblock tables yet; loading fills them */
     s.limit = h.payload_bytes;
-    bad = load_payload(m, &s);
-    if (!bad) {
-        bad = load_thermal(m, &s, h.version);
-    }
-    if (!bad) {
-        bad = load_extra(&s, h.version, &blob);
-    }
+    ok = load_payload(m, &s, why) && load_thermal(m, &s, h.version, why) &&
+         load_extra(&s, h.version, &blob, why);
     tail = fgetc(s.f);
     fclose(s.f);
-    if (!bad && (s.limit || tail != EOF)) {
-        bad = "length does not match its header";
+    if (ok && (s.limit || tail != EOF)) {
+        ok = refuse(why, "length does not match its header");
     }
-    if (!bad && s.crc != h.payload_crc) {
-        bad = "payload checksum mismatch";
+    if (ok && s.crc != h.payload_crc) {
+        ok = refuse(why, "payload checksum mismatch");
     }
-    if (bad) {
+    /* only now is what was read worth judging: every invariant */
+    ok = ok && ftl_check(&m->ftl, why);
+    if (!ok) {
         h3100_model_free(m);
-        corrupt(errp, path, bad);
+        corrupt(errp, path, why->str);
         return NULL;
     }
     if (extra) {

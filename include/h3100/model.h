@@ -205,6 +205,12 @@ H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
  * no extra data gives an empty @extra.  @extra and @flags may be NULL.
  */
 #define H3100_STATE_DIRTY 1u
+/*
+ * The most front-end state a file may carry.  The QEMU device's is at
+ * most 80 + 4096 * 16 + 64 * 24 bytes; loading refuses a longer one
+ * before allocating for it, saving refuses to write one.
+ */
+#define H3100_STATE_EXTRA_MAX (1u << 20)
 bool h3100_model_save_with(H3100Model *m, const char *path,
                            const void *extra, size_t extra_len,
                            uint32_t flags, GError **errp);

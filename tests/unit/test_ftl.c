@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "h3100_test.h"
-#include "ftl.h"
+#include "model_priv.h"
 
 /* Random writes (and some deallocations) checked against a shadow map. */
 START_TEST(test_invariants_after_millions_of_ops)
@@ -275,6 +275,124 @@ START_TEST(test_streams_separate_hot_and_cold)
 }
 END_TEST
 
+/*
+ * Deallocation used to walk every 4 KiB slot; now it skips map chunks
+ * never written.  This is the old walk, the reference that the model's
+ * deallocation must match exactly.
+ */
+static void trim_slot_by_slot(Ftl *f, uint64_t lpn, uint64_t n)
+{
+    for (uint64_t i = lpn; i < lpn + n; i++) {
+        uint32_t old = ftl_lookup(f, i);
+
+        if (old != FTL_UNMAPPED) {
+            ftl_invalidate(f, old);
+            ftl_map_set(f, i, FTL_UNMAPPED);
+            f->stats.trimmed_slots++;
+        }
+    }
+}
+
+/* Map chunks 0 and 2 in part, leave chunk 1 unwritten. */
+static H3100Model *holey_model(const H3100Config *cfg)
+{
+    H3100Model *m = h3100_model_new(cfg, NULL);
+    uint64_t slots = h3100_user_slots(cfg);
+    Rng rng;
+
+    ck_assert_uint_ge(m->ftl.nchunks, 3);
+    h3100_model_set_timing(m, false);
+    rng_seed(&rng, 17);
+    for (int i = 0; i < 200000; i++) {
+        uint64_t lpn = rng_below(&rng, FTL_CHUNK_SLOTS);
+
+        if (i % 2) {
+            lpn += 2 * FTL_CHUNK_SLOTS;
+            lpn = lpn < slots ? lpn : slots - 1;
+        }
+        io_at(m, 0, H3100_OP_WRITE, lpn * 4096, 4096);
+    }
+    ck_assert_ptr_null(m->ftl.l2p[1]);
+    return m;
+}
+
+static void write_on_both(H3100Model *a, H3100Model *b, uint64_t lpn)
+{
+    io_at(a, 0, H3100_OP_WRITE, lpn * 4096, 4096);
+    io_at(b, 0, H3100_OP_WRITE, lpn * 4096, 4096);
+}
+
+static void assert_same_ftl(const Ftl *a, const Ftl *b)
+{
+    for (uint64_t lpn = 0; lpn < a->user_slots; lpn++) {
+        ck_assert_uint_eq(ftl_lookup(a, lpn), ftl_lookup(b, lpn));
+    }
+    for (uint32_t i = 0; i < a->nsb; i++) {
+        ck_assert_uint_eq(a->sb[i].valid, b->sb[i].valid);
+        ck_assert_uint_eq(a->sb[i].wp, b->sb[i].wp);
+        ck_assert_uint_eq(a->sb[i].state, b->sb[i].state);
+    }
+    ck_assert_uint_eq(a->mapped, b->mapped);
+    ck_assert_uint_eq(a->nfree, b->nfree);
+    ck_assert_uint_eq(a->victim, b->victim);
+    ck_assert_mem_eq(&a->stats, &b->stats, sizeof(a->stats));
+    for (uint64_t c = 0; c < a->nchunks; c++) {
+        ck_assert((a->l2p[c] == NULL) == (b->l2p[c] == NULL));
+    }
+}
+
+START_TEST(test_range_trim_matches_slot_by_slot)
+{
+    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 2);
+    const H3100CtrlTiming *c = &cfg.ctrl;
+    H3100Model *m = holey_model(&cfg), *ref = holey_model(&cfg);
+    uint64_t first = 1000, last = 2 * FTL_CHUNK_SLOTS + 5000;
+    uint64_t off = first * 4096 + 512, end = last * 4096 + 1000;
+    uint64_t slots = h3100_user_slots(&cfg), now = 1000;
+    H3100Result r;
+
+    /* a deallocation with partial ends keeps those two slots */
+    write_on_both(m, ref, first);
+    write_on_both(m, ref, last);
+    io_at(m, 0, H3100_OP_DEALLOCATE, off, end - off);
+    trim_slot_by_slot(&ref->ftl, first + 1, last - first - 1);
+    ck_assert(h3100_model_is_mapped(m, first * 4096));
+    ck_assert(h3100_model_is_mapped(m, last * 4096));
+    assert_same_ftl(&m->ftl, &ref->ftl);
+    ck_assert_uint_gt(m->ftl.stats.trimmed_slots, 50000);
+
+    /* write zeroes with partial ends rewrites them */
+    first = 2 * FTL_CHUNK_SLOTS + 6000;
+    last = 2 * FTL_CHUNK_SLOTS + 9000;
+    write_on_both(m, ref, first);
+    write_on_both(m, ref, last);
+    io_at(m, 0, H3100_OP_WRITE_ZEROES, first * 4096 + 100,
+          (last - first) * 4096 + 100);
+    ck_assert(ftl_write(&ref->ftl, first, 0));
+    trim_slot_by_slot(&ref->ftl, first + 1, last - first - 1);
+    ck_assert(ftl_write(&ref->ftl, last, 0));
+    assert_same_ftl(&m->ftl, &ref->ftl);
+    assert_invariants(m);
+
+    /* the whole namespace, over mapped and unmapped chunks alike */
+    io_at(m, 0, H3100_OP_DEALLOCATE, 0, slots * 4096);
+    trim_slot_by_slot(&ref->ftl, 0, slots);
+    assert_same_ftl(&m->ftl, &ref->ftl);
+    ck_assert_uint_eq(m->ftl.mapped, 0);
+    assert_invariants(m);
+    h3100_model_free(m);
+    h3100_model_free(ref);
+
+    /* and it takes the time it always took: per slot, mapped or not */
+    m = h3100_model_new(&cfg, NULL);
+    r = io_at(m, now, H3100_OP_DEALLOCATE, 0, slots * 4096);
+    ck_assert_uint_eq(r.done_ns, now + cfg.link.sq_fetch_ns +
+                      c->trim_cmd_ns + slots * c->trim_slot_ns +
+                      cfg.link.cq_post_ns);
+    h3100_model_free(m);
+}
+END_TEST
+
 static Suite *ftl_suite(void)
 {
     Suite *s = suite_create("ftl");
@@ -289,6 +407,7 @@ static Suite *ftl_suite(void)
     tcase_add_test(tc, test_factory_bad_blocks);
     tcase_add_test(tc, test_grown_bad_blocks_until_read_only);
     tcase_add_test(tc, test_streams_separate_hot_and_cold);
+    tcase_add_test(tc, test_range_trim_matches_slot_by_slot);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,7 @@
 
 #include "crc32c.h"
 #include "h3100_test.h"
+#include "model_priv.h"
 
 static char *tmp_path(const char *name)
 {
@@ -244,6 +245,20 @@ END_TEST
 #define THERMAL_BYTES   40
 #define EXTRA_LEN_BYTES 8
 
+/* Recompute the header's length and both checksums, as anyone can. */
+static void mend_header(uint8_t *buf, gsize len)
+{
+    uint64_t payload = len - HDR_BYTES;
+    uint32_t crc;
+
+    memcpy(buf + HDR_PAYLOAD, &payload, 8);
+    crc = crc32c(buf + HDR_BYTES, payload);
+    memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
+    memset(buf + HDR_CRC, 0, 4);
+    crc = crc32c(buf, HDR_BYTES);
+    memcpy(buf + HDR_CRC, &crc, 4);
+}
+
 /*
  * Make the version 3 file in @buf (no extra state) an older one: drop
  * @cut bytes just before its last @keep, then mend the header.
@@ -251,19 +266,10 @@ END_TEST
 static void downgrade(uint8_t *buf, gsize *len, uint32_t version,
                       gsize cut, gsize keep)
 {
-    uint32_t crc;
-    uint64_t payload;
-
     memmove(buf + *len - keep - cut, buf + *len - keep, keep);
     *len -= cut;
     memcpy(buf + HDR_VERSION, &version, 4);
-    payload = *len - HDR_BYTES;
-    memcpy(buf + HDR_PAYLOAD, &payload, 8);
-    crc = crc32c(buf + HDR_BYTES, payload);
-    memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
-    memset(buf + HDR_CRC, 0, 4);
-    crc = crc32c(buf, HDR_BYTES);
-    memcpy(buf + HDR_CRC, &crc, 4);
+    mend_header(buf, *len);
 }
 
 /* A drive that spent time hot: every thermal counter is non-zero. */
@@ -380,6 +386,384 @@ START_TEST(test_thermal_counters_saved)
 }
 END_TEST
 
+/*
+ * Hostile state files (audit 2026-12, #5-#9 and their siblings): the
+ * checksums are right (saving computes them), the FTL inside is not.
+ * Each is made by damaging a live model's structures and saving it; the
+ * loader must refuse it as corrupt, naming what is wrong.  Before the
+ * loader checked the FTL's invariants, each of these loaded, and guest
+ * I/O on it then crashed the model or wrote past the end of its tables.
+ */
+
+/* A drive with closed superblocks, a victim, free ones and open ones. */
+static H3100Model *written_model(H3100Config *cfg)
+{
+    H3100Model *m;
+
+    *cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    m = h3100_model_new(cfg, NULL);
+    ck_assert(h3100_model_precondition(m, "seq", 5, NULL, NULL, NULL));
+    ck_assert(random_writes(m, h3100_user_slots(cfg) / 4, 6));
+    assert_invariants(m);
+    return m;
+}
+
+static H3100Model *fresh_model(H3100Config *cfg)
+{
+    *cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    return h3100_model_new(cfg, NULL);
+}
+
+/* Save @m as damaged, free it, and expect the file refused with @words. */
+static void expect_saved_refused(H3100Model *m, const H3100Config *cfg,
+                                 const char *words)
+{
+    g_autofree char *path = tmp_path("hostile");
+    GError *err = NULL;
+
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    h3100_model_free(m);
+    expect_refused(cfg, path, words);
+    unlink(path);
+}
+
+static uint32_t first_in_state(const Ftl *f, SbState state)
+{
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        if (f->sb[i].state == state) {
+            return i;
+        }
+    }
+    ck_abort_msg("no superblock in state %d", state);
+    return FTL_NO_SB;
+}
+
+/* #5: an open superblock without tables; the first write went to NULL. */
+START_TEST(test_open_without_tables_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+
+    m->ftl.open[0] = 5;
+    expect_saved_refused(m, &cfg, "stream 0 writes into superblock 5, "
+                         "which is free");
+
+    /* the same on a drive with data, naming a closed superblock */
+    m = written_model(&cfg);
+    m->ftl.open[3] = first_in_state(&m->ftl, SB_CLOSED);
+    expect_saved_refused(m, &cfg, "which is closed");
+}
+END_TEST
+
+/* #6: an open superblock already full; each write went one past p2l[]. */
+START_TEST(test_open_full_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    Ftl *f = &m->ftl;
+    Superblock *sb;
+
+    h3100_model_set_timing(m, false);
+    io_at(m, 0, H3100_OP_WRITE, 0, 4096);
+    sb = &f->sb[f->open[0]];
+    sb->wp = f->sps;
+    for (uint64_t i = 1; i < f->sps; i++) {
+        sb->p2l[i] = 0;
+    }
+    expect_saved_refused(m, &cfg, "open but full");
+}
+END_TEST
+
+/* #7: the victim is an open superblock; reclaim freed its tables. */
+START_TEST(test_victim_open_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    Ftl *f = &m->ftl;
+
+    h3100_model_set_timing(m, false);
+    io_at(m, 0, H3100_OP_WRITE, 0, 4 * 4096);
+    f->victim = f->open[0];
+    f->ratio_num = f->ratio_den = 1;
+    f->credit = 1000;
+    f->cursor = 0;
+    expect_saved_refused(m, &cfg, "is open");
+
+    /* a superblock in the victim state that reclaim does not know of */
+    m = written_model(&cfg);
+    f = &m->ftl;
+    f->sb[first_in_state(f, SB_CLOSED)].state = SB_VICTIM;
+    if (f->victim != FTL_NO_SB) {
+        f->sb[f->victim].state = SB_CLOSED;
+        f->victim = FTL_NO_SB;
+    }
+    expect_saved_refused(m, &cfg, "in the victim state");
+
+    /* a victim that is a closed superblock, and pacing past a superblock */
+    m = written_model(&cfg);
+    f = &m->ftl;
+    if (f->victim != FTL_NO_SB) {
+        f->sb[f->victim].state = SB_CLOSED;
+    }
+    f->victim = first_in_state(f, SB_CLOSED);
+    f->ratio_den = 1;
+    expect_saved_refused(m, &cfg, "is closed");
+    m = written_model(&cfg);
+    m->ftl.ratio_num = m->ftl.sps + 1;
+    expect_saved_refused(m, &cfg, "reclaim pacing");
+}
+END_TEST
+
+/* #8: the free list holds what is not free; Sanitize wrote past it. */
+START_TEST(test_free_list_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    Ftl *f = &m->ftl;
+
+    /* the audit's file: every superblock closed, all still listed free */
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        if (f->sb[i].state == SB_FREE) {
+            f->sb[i].state = SB_CLOSED;
+        }
+    }
+    expect_saved_refused(m, &cfg, "corrupt");
+
+    /* listed twice: it would be opened on two streams */
+    m = written_model(&cfg);
+    f = &m->ftl;
+    ck_assert_uint_ge(f->nfree, 2);
+    f->free_list[1] = f->free_list[0];
+    expect_saved_refused(m, &cfg, "twice");
+
+    /* a closed superblock listed free: it would be erased with its data */
+    m = written_model(&cfg);
+    m->ftl.free_list[0] = first_in_state(&m->ftl, SB_CLOSED);
+    expect_saved_refused(m, &cfg, "which is closed");
+
+    /* a free superblock not listed: it would never be written again */
+    m = written_model(&cfg);
+    m->ftl.nfree--;
+    expect_saved_refused(m, &cfg, "free list holds");
+}
+END_TEST
+
+/*
+ * Per-superblock valid counts that the map does not back (the totals
+ * agree): reclaim would free a superblock the map still points into.
+ */
+START_TEST(test_valid_counts_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = written_model(&cfg);
+    Ftl *f = &m->ftl;
+    uint32_t a = FTL_NO_SB, b = FTL_NO_SB;
+
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        if (f->sb[i].state != SB_CLOSED) {
+            continue;
+        }
+        if (a == FTL_NO_SB && f->sb[i].valid < f->sb[i].wp) {
+            a = i;
+        } else if (b == FTL_NO_SB && f->sb[i].valid > 0) {
+            b = i;
+        }
+    }
+    ck_assert(a != FTL_NO_SB && b != FTL_NO_SB);
+    f->sb[a].valid++;
+    f->sb[b].valid--;
+    expect_saved_refused(m, &cfg, "valid slots, the map points at");
+}
+END_TEST
+
+/* Open superblocks no stream writes into; more than there are streams. */
+START_TEST(test_orphan_open_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    Ftl *f = &m->ftl;
+    uint32_t sb = f->free_list[--f->nfree];
+
+    ftl_sb_alloc_arrays(f, sb);
+    f->sb[sb].state = SB_OPEN;
+    expect_saved_refused(m, &cfg, "1 superblocks are open, streams write "
+                         "into 0");
+
+    /* every superblock open: as many tables allocated as the whole drive */
+    m = fresh_model(&cfg);
+    f = &m->ftl;
+    while (f->nfree) {
+        sb = f->free_list[--f->nfree];
+        ftl_sb_alloc_arrays(f, sb);
+        f->sb[sb].state = SB_OPEN;
+    }
+    expect_saved_refused(m, &cfg, "more open superblocks than streams");
+}
+END_TEST
+
+/* Block tables that disagree with their counters or share blocks. */
+START_TEST(test_block_tables_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = written_model(&cfg);
+    uint32_t planes = m->ftl.bb.planes;
+
+    m->ftl.bb.spares_left[1]++;
+    expect_saved_refused(m, &cfg, "spare blocks");
+
+    m = written_model(&cfg);
+    m->ftl.bb.used_blocks++;
+    expect_saved_refused(m, &cfg, "blocks in use");
+
+    m = written_model(&cfg);
+    m->ftl.bb.grown_bad++;
+    expect_saved_refused(m, &cfg, "bad blocks");
+
+    /* two superblocks on one block: erasing one wipes the other */
+    m = written_model(&cfg);
+    m->ftl.sb_block[planes + 3] = m->ftl.sb_block[3];
+    expect_saved_refused(m, &cfg, "not a block of its own");
+}
+END_TEST
+
+/* A random state stuck at zero: every erase would fail. */
+START_TEST(test_rng_zero_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+
+    memset(&m->ftl.rng, 0, sizeof(m->ftl.rng));
+    expect_saved_refused(m, &cfg, "random state");
+}
+END_TEST
+
+/* The header's profile name, in an error, is escaped onto one line. */
+#define HDR_PROFILE 32
+
+START_TEST(test_foreign_name_escaped)
+{
+    g_autofree char *path = tmp_path("name");
+    g_autofree uint8_t *buf = NULL;
+    static const char name[] = "evil\n\033[2Jdrive";
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    GError *err = NULL;
+    gsize len;
+
+    ck_assert(h3100_model_save(m, path, NULL));
+    h3100_model_free(m);
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    memset(buf + HDR_PROFILE, 0, 32);
+    memcpy(buf + HDR_PROFILE, name, sizeof(name) - 1);
+    mend_header(buf, len);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+    ck_assert_ptr_null(h3100_model_load(&cfg, path, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "another drive: evil\\n"));
+    ck_assert_ptr_null(strchr(err->message, '\n'));
+    ck_assert_ptr_null(strchr(err->message, '\033'));
+    g_error_free(err);
+    unlink(path);
+}
+END_TEST
+
+/* Offset of the read-only flag: after the counters and FTL stats. */
+#define RO_OFFSET (HDR_BYTES + sizeof(ModelCounters) + sizeof(FtlStats))
+
+START_TEST(test_read_only_flag_refused)
+{
+    g_autofree char *path = tmp_path("ro");
+    g_autofree uint8_t *buf = NULL;
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    gsize len;
+
+    ck_assert(h3100_model_save(m, path, NULL));
+    h3100_model_free(m);
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    ck_assert_uint_eq(buf[RO_OFFSET], 0);
+    buf[RO_OFFSET] = 2;
+    mend_header(buf, len);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+    expect_refused(&cfg, path, "read-only flag");
+    unlink(path);
+}
+END_TEST
+
+/* Where a file saved with @extra_len bytes of extra state keeps its length. */
+static gsize extra_len_offset(gsize file_len, gsize extra_len)
+{
+    return file_len - extra_len - EXTRA_LEN_BYTES;
+}
+
+/*
+ * #9: the extra state's length was checked only against the header's
+ * payload length, which the file chooses, then allocated: 2^40 bytes
+ * aborted the process.  It is capped, and bounded by the file's size.
+ */
+START_TEST(test_extra_length_refused)
+{
+    g_autofree char *path = tmp_path("extra-len");
+    g_autofree uint8_t *buf = NULL, *big = NULL;
+    static const char blob[16] = "H3DS";
+    const gsize cap = H3100_STATE_EXTRA_MAX;
+    H3100Config cfg;
+    H3100Model *m = fresh_model(&cfg);
+    uint64_t v;
+    uint32_t crc;
+    gsize len, big_len;
+    g_autofree void *state = g_malloc0(cap + 1);
+    GError *err = NULL;
+
+    /* the audit's file: 2^40 bytes of extra state in a 2^41-byte payload,
+     * only the header checksum mended */
+    ck_assert(h3100_model_save_with(m, path, blob, sizeof(blob), 0, NULL));
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    v = 1ULL << 40;
+    memcpy(buf + extra_len_offset(len, sizeof(blob)), &v, 8);
+    v = 1ULL << 41;
+    memcpy(buf + HDR_PAYLOAD, &v, 8);
+    memset(buf + HDR_CRC, 0, 4);
+    crc = crc32c(buf, HDR_BYTES);
+    memcpy(buf + HDR_CRC, &crc, 4);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+    expect_refused(&cfg, path, "length does not match its header");
+
+    /* the same length with every checksum right */
+    ck_assert(g_file_get_contents(path, (char **)&big, &big_len, NULL));
+    mend_header(big, big_len);
+    ck_assert(g_file_set_contents(path, (char *)big, big_len, NULL));
+    expect_refused(&cfg, path, "at most");
+    g_clear_pointer(&big, g_free);
+
+    /* a file that really holds more than the cap */
+    ck_assert(h3100_model_save_with(m, path, state, cap, 0, NULL));
+    g_clear_pointer(&buf, g_free);
+    ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    big_len = len + 1;
+    big = g_malloc0(big_len);
+    memcpy(big, buf, len);
+    v = cap + 1;
+    memcpy(big + extra_len_offset(len, cap), &v, 8);
+    mend_header(big, big_len);
+    ck_assert(g_file_set_contents(path, (char *)big, big_len, NULL));
+    expect_refused(&cfg, path, "at most");
+
+    /* within the cap, but longer than what the file has left */
+    len -= cap / 2;
+    mend_header(buf, len);
+    ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
+    expect_refused(&cfg, path, "longer than the file");
+
+    /* and saving refuses what could not be loaded */
+    ck_assert(!h3100_model_save_with(m, path, state, cap + 1, 0, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "at most"));
+    g_clear_error(&err);
+    h3100_model_free(m);
+    unlink(path);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
     Suite *s = suite_create("state");
@@ -392,6 +776,17 @@ static Suite *state_suite(void)
     tcase_add_test(tc, test_extra_and_flags);
     tcase_add_test(tc, test_version1_loads);
     tcase_add_test(tc, test_thermal_counters_saved);
+    tcase_add_test(tc, test_open_without_tables_refused);
+    tcase_add_test(tc, test_open_full_refused);
+    tcase_add_test(tc, test_victim_open_refused);
+    tcase_add_test(tc, test_free_list_refused);
+    tcase_add_test(tc, test_valid_counts_refused);
+    tcase_add_test(tc, test_orphan_open_refused);
+    tcase_add_test(tc, test_block_tables_refused);
+    tcase_add_test(tc, test_rng_zero_refused);
+    tcase_add_test(tc, test_read_only_flag_refused);
+    tcase_add_test(tc, test_foreign_name_escaped);
+    tcase_add_test(tc, test_extra_length_refused);
     suite_add_tcase(s, tc);
     return s;
 }
