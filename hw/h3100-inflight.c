@@ -11,7 +11,13 @@
  */
 
 #include "qemu/osdep.h"
+#include "system/qtest.h"
 #include "h3100.h"
+
+/* how far one renewal of the hold may go */
+#define H3100_HOLD_STEP_MAX_NS  SCALE_MS
+/* renewals closer than this in host time belong to one qtest clock_step */
+#define H3100_HOLD_BURST_NS     (10 * SCALE_US)
 
 /*
  * Under qtest or -icount, virtual time does not follow the host's clock:
@@ -20,57 +26,44 @@
  * while its host I/O is still running, and the guest would see the
  * host's disk in the drive's latency.  The device holds virtual time
  * there instead: a timer at the earliest model time of the commands with
- * block I/O in flight and, once that has passed, one due 1 ns ahead,
- * renewed until the I/O is back.  Not "now": a qtest step to the next
- * deadline must still advance (libqtest asserts it does), and virtual
- * time creeps by a nanosecond a step, not by the host's milliseconds.
- * Under plain TCG virtual time is host time: no hold.
+ * block I/O in flight and, once that has passed, one due a nanosecond
+ * ahead, renewed until the I/O is back.  Not "now": a qtest step to the
+ * next deadline must still advance (libqtest asserts it does), and a
+ * timer due now would re-run in the same pass of the timer list.
  *
- * The timer is on the main loop's list even with an IOThread: an
- * IOThread timer that is due but not yet run makes the next deadline
- * "now" for qtest.  Its callback only renews itself (while s->holding)
- * and asks the device's context to look again (h3100_hold_bh), which
- * owns the list of commands.
- */
-static void h3100_hold_update(H3100State *s)
-{
-    uint64_t first = UINT64_MAX;
-    H3100Req *req;
-
-    if (QTAILQ_EMPTY(&s->inflight)) {
-        qatomic_set(&s->holding, false);
-        timer_del(s->hold_timer);
-        return;
-    }
-    QTAILQ_FOREACH(req, &s->inflight, ioentry) {
-        first = MIN(first, req->done_ns);
-    }
-    if (first > h3100_now(s)) {
-        qatomic_set(&s->holding, false);
-        timer_mod(s->hold_timer, h3100_virt_ns(s, first));
-    } else {
-        qatomic_set(&s->holding, true);
-        timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
-    }
-}
-
-void h3100_hold_bh(void *opaque)
-{
-    h3100_hold_update(opaque);
-}
-
-/*
- * Due at a command's model time, or 1 ns after the last renewal: hold
- * (1 ns ahead never re-runs in this pass of the timer list) until the
- * device's context has looked.
+ * Under qtest a clock_step of N ns runs the timer list once per
+ * deadline, so 1 ns renewals would make it N passes: renewals that
+ * follow each other within H3100_HOLD_BURST_NS of host time (one
+ * clock_step) go twice as far each time, log2(N) passes.  Under -icount
+ * every renewal is 1 ns: the host's time stays out of virtual time.
+ * Under plain TCG virtual time is host time: no hold.
  */
 void h3100_hold_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
+    uint64_t first = UINT64_MAX;
+    int64_t rt;
+    H3100Req *req;
 
-    qatomic_set(&s->holding, true);
-    timer_mod(s->hold_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + 1);
-    qemu_bh_schedule(s->hold_bh);
+    QTAILQ_FOREACH(req, &s->inflight, ioentry) {
+        first = MIN(first, req->done_ns);
+    }
+    if (first == UINT64_MAX) {
+        return;
+    }
+    if (first > h3100_now(s)) {
+        timer_mod(s->hold_timer, h3100_virt_ns(s, first));
+        return;
+    }
+    rt = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    if (qtest_enabled() && rt - s->hold_last_rt < H3100_HOLD_BURST_NS) {
+        s->hold_step = MIN(s->hold_step * 2, H3100_HOLD_STEP_MAX_NS);
+    } else {
+        s->hold_step = 1;
+    }
+    s->hold_last_rt = rt;
+    timer_mod(s->hold_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->hold_step);
 }
 
 /*
@@ -100,7 +93,6 @@ void h3100_inflight_remove(H3100State *s, H3100Req *req)
     QTAILQ_REMOVE(&s->inflight, req, ioentry);
     req->in_flight = false;
     if (QTAILQ_EMPTY(&s->inflight)) {
-        qatomic_set(&s->holding, false);
         timer_del(s->hold_timer);
     }
     if (req->sq->sqid && !--s->io_inflight) {

@@ -578,8 +578,8 @@ static void h3100_state_init(H3100State *s)
     s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
     QTAILQ_INIT(&s->inflight);
     s->hold = qtest_enabled() || icount_enabled();
-    s->hold_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, h3100_hold_timer_cb, s);
-    s->hold_bh = aio_bh_new(s->ctx, h3100_hold_bh, s);
+    s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
+    s->hold_step = 1;
     s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
     s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
     s->san.timer = h3100_timer_new(s, h3100_sanitize_timer_cb, s);
@@ -627,9 +627,7 @@ static void h3100_exit(PCIDevice *pci_dev)
         h3100_timer_free(&s->vec[i].timer);
     }
     h3100_timer_free(&s->cpl_timer);
-    timer_free(s->hold_timer);
-    s->hold_timer = NULL;
-    qemu_bh_delete(s->hold_bh);
+    h3100_timer_free(&s->hold_timer);
     h3100_timer_free(&s->idle_timer);
     h3100_timer_free(&s->dst.timer);
     h3100_timer_free(&s->san.timer);

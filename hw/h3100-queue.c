@@ -593,6 +593,16 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
     if (!sq->db_addr) {
         sq->tail = tail;
     }
+    if (!h3100_in_main_ctx(s)) {
+        /*
+         * In the IOThread, on the vCPU's behalf (h3100_run_in_ctx): fetch
+         * now, so the commands are under way when the write returns, as
+         * in the main loop, and not at whatever time the IOThread gets to
+         * a bottom half (qtest would step virtual time past them).
+         */
+        h3100_sq_bh(sq);
+        return;
+    }
     qemu_bh_schedule(sq->bh);
 }
 

@@ -320,11 +320,11 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) pending;
     QEMUTimer *cpl_timer;
     bool hold;                        /* virtual time waits for host I/O */
-    bool holding;                     /* ... now (atomic: main loop too) */
+    int64_t hold_step;                /* last renewal, ns */
+    int64_t hold_last_rt;             /* ... at this host time */
     QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
     unsigned io_inflight;             /* ... of them on I/O queues */
     QEMUTimer *hold_timer;
-    QEMUBH *hold_bh;
     QEMUTimer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
@@ -417,7 +417,6 @@ void h3100_queue_ioeventfd_stop(H3100State *s);
 void h3100_inflight_add(H3100State *s, H3100Req *req);
 void h3100_inflight_remove(H3100State *s, H3100Req *req);
 void h3100_hold_timer_cb(void *opaque);
-void h3100_hold_bh(void *opaque);
 
 /* h3100-dma.c: every guest address is checked to be RAM before use */
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);

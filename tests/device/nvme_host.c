@@ -294,15 +294,16 @@ static bool nh_timed_out(int64_t start, int64_t now, int64_t timeout_ns,
  * Virtual time goes from one of QEMU's timer deadlines to the next: a
  * completion is seen at the virtual time the drive posted it, never
  * later.  While the device holds virtual time for host I/O (the next
- * deadline is a nanosecond away), wait in real time.  Without a
- * deadline, step.
+ * deadline is nanoseconds away), wait in real time, which also lets an
+ * IOThread look again.  Without a deadline, step.
  */
+#define NH_HOLD_STEP_NS 1000
 static int64_t nh_advance(NvmeHost *h, int64_t now, int64_t left,
                           int64_t *step)
 {
     int64_t next = qt_clock_step_next(h->qt);
 
-    if (next >= now && next - now <= 1) {
+    if (next >= now && next - now <= NH_HOLD_STEP_NS) {
         g_usleep(50);
         return next;
     }

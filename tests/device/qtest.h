@@ -95,7 +95,8 @@ int64_t qt_clock_step(QTest *s, int64_t ns);
 /*
  * Step to the next timer deadline and return the new time (the same time
  * if that deadline is now), -1 if there is no deadline.  While the device
- * holds virtual time for its host I/O, the next deadline is 1 ns away.
+ * holds virtual time for its host I/O, the next deadline is nanoseconds
+ * away.
  */
 int64_t qt_clock_step_next(QTest *s);
 int64_t qt_clock_set(QTest *s, int64_t ns);
