@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Fuzz the device and the state-file loader (a campaign, not a test).
+#
+#   scripts/fuzz.sh build                 build both fuzzers (clang, ASan,
+#                                         UBSan, libFuzzer)
+#   scripts/fuzz.sh device CONFIG SECS    QEMU's generic-fuzz on the device;
+#                                         CONFIG: main | main-notiming |
+#                                         iothread | iothread-notiming
+#   scripts/fuzz.sh state SECS            the state-file loader
+#   scripts/fuzz.sh state-coverage        models/state.c's line coverage
+#   scripts/fuzz.sh all SECS              every target, SECS each
+#
+# Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
+# build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
+# FUZZ_FLAGS (more libFuzzer flags).  The IOThread configurations run in
+# libFuzzer's fork mode and go on after a crash: generic-fuzz's clock step
+# aborts whenever an IOThread timer is due and not yet run (a race of
+# QEMU's harness, not of the device; docs/robustness.md), so each crash
+# there is triaged by its stack.
+# A crash is written to FUZZ_DIR/crashes/TARGET/; replay it by running the
+# same fuzzer with the crash file in place of the corpus, minimise it with
+# -minimize_crash=1 (docs/robustness.md).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cd "$H3100_PROJECT"
+FUZZ_DIR=$(mkdir -p "${FUZZ_DIR:-build-fuzz}" && cd "${FUZZ_DIR:-build-fuzz}" &&
+           pwd)
+JOBS=${FUZZ_JOBS:-1}
+# libFuzzer's -jobs mode writes fuzz-N.log in the working directory
+PAR=()
+[ "$JOBS" -gt 1 ] && PAR=(-jobs="$JOBS" -workers="$JOBS")
+QFUZZ=$FUZZ_DIR/qemu-build/qemu-fuzz-x86_64
+
+usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
+
+build_device_fuzzer() {
+    command -v clang >/dev/null || apt-get install -y clang
+    h3100_log "building qemu-fuzz-x86_64 with clang, ASan, UBSan (about 20 min)"
+    CC=clang CXX=clang++ \
+    H3100_QEMU_EXTRA_CONFIGURE="--enable-fuzzing --enable-asan --enable-ubsan --disable-werror" \
+    H3100_QEMU_TARGETS=qemu-fuzz-x86_64 \
+        scripts/build-qemu.sh "$FUZZ_DIR"
+}
+
+build_state_fuzzer() {
+    tests/fuzz/build-state-fuzz.sh "$FUZZ_DIR/state"
+}
+
+# llvm-cov line coverage of models/state.c over the state corpus
+state_coverage() {
+    mkdir -p "$FUZZ_DIR/corpus/state"
+    rm -rf "$FUZZ_DIR/state/corpus"
+    ln -sfn "$FUZZ_DIR/corpus/state" "$FUZZ_DIR/state/corpus"
+    tests/fuzz/build-state-fuzz.sh --coverage "$FUZZ_DIR/state"
+}
+
+# -device options of each configuration; a 256 MiB namespace on null-co
+device_args() {
+    local dev="dapustor-h3100,drive=d0,model-params=user_bytes=256M"
+    local obj=""
+    case $1 in
+    main) ;;
+    main-notiming) dev+=",timing=off" ;;
+    iothread) dev+=",iothread=io0"; obj="-object iothread,id=io0" ;;
+    iothread-notiming)
+        dev+=",iothread=io0,timing=off"; obj="-object iothread,id=io0" ;;
+    *) h3100_die "unknown device configuration: $1 (try --help)" ;;
+    esac
+    printf '%s' "-machine q35 $obj -drive driver=null-co,size=256M,read-zeroes=on,if=none,id=d0 -device $dev"
+}
+
+run_device() {
+    local cfg=$1 secs=$2 corpus=$FUZZ_DIR/corpus/device-$1
+    local crashes=$FUZZ_DIR/crashes/device-$1
+    [ -x "$QFUZZ" ] || h3100_die "no $QFUZZ: run '$0 build' first"
+    local flags=()
+    mkdir -p "$corpus" "$crashes"
+    [ -n "$(ls -A "$corpus")" ] || tests/fuzz/device_seeds.py "$corpus"
+    case $cfg in
+    iothread*) flags=(-fork=1 -ignore_crashes=1) ;;
+    esac
+    # shellcheck disable=SC2206
+    flags+=(${FUZZ_FLAGS:-})
+    h3100_log "generic-fuzz, $cfg, ${secs}s (log: $FUZZ_DIR/device-$cfg.log)"
+    QEMU_FUZZ_ARGS=$(device_args "$cfg") \
+    QEMU_FUZZ_OBJECTS="dapustor* msix* pci*" \
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        "$QFUZZ" --fuzz-target=generic-fuzz \
+        -dict="$H3100_PROJECT/tests/fuzz/nvme.dict" \
+        -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
+        -artifact_prefix="$crashes/" -print_final_stats=1 \
+        "$corpus" >"$FUZZ_DIR/device-$cfg.log" 2>&1 || true
+    fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes"
+}
+
+run_state() {
+    local secs=$1 corpus=$FUZZ_DIR/corpus/state
+    local crashes=$FUZZ_DIR/crashes/state bin=$FUZZ_DIR/state/fuzz_state
+    [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
+    mkdir -p "$corpus" "$crashes"
+    h3100_log "state loader, ${secs}s (log: $FUZZ_DIR/state.log)"
+    "$bin" -max_total_time="$secs" "${PAR[@]}" \
+        -max_len="$(cat "$FUZZ_DIR/state/max_len")" \
+        -artifact_prefix="$crashes/" -print_final_stats=1 \
+        "$corpus" "$FUZZ_DIR/state/seeds" >"$FUZZ_DIR/state.log" 2>&1 || true
+    fuzz_summary "$FUZZ_DIR/state.log" "$crashes"
+}
+
+# executions and crashes, from libFuzzer's final statistics
+fuzz_summary() {
+    local runs
+    runs=$(grep -E '^stat::number_of_executed_units' "$1" |
+           awk '{s += $2} END {print s + 0}')
+    printf 'executions: %s, crashes: %s\n' "$runs" \
+        "$(find "$2" -type f | wc -l)"
+}
+
+case ${1:-} in
+build) build_device_fuzzer; build_state_fuzzer ;;
+device) [ $# -eq 3 ] || usage 2; run_device "$2" "$3" ;;
+state) [ $# -eq 2 ] || usage 2; run_state "$2" ;;
+state-coverage) state_coverage ;;
+all)
+    [ $# -eq 2 ] || usage 2
+    for c in main main-notiming iothread iothread-notiming; do
+        run_device "$c" "$2"
+    done
+    run_state "$2" ;;
+-h|--help) usage ;;
+*) usage 2 ;;
+esac

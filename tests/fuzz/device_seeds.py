@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Seed inputs for QEMU's generic-fuzz on the dapustor-h3100.
+
+generic-fuzz reads its input as operations separated by "FUZZ": an
+opcode byte, then the operation's packed arguments (tests/qtest/fuzz/
+generic_fuzz.c).  Random bytes seldom enable an NVMe controller (AQA,
+page-aligned ASQ/ACQ in RAM, CC with the right fields), so the campaign
+starts from inputs that do: enable it, queue one admin command (every
+DMA read returns the pattern, so every SQE fetched is that command), ring
+the doorbell and let time run.  The fuzzer mutates from there.
+
+    device_seeds.py DIR     write the seeds into DIR
+"""
+import os
+import struct
+import sys
+
+OP_WRITE, OP_ADD_DMA_PATTERN, OP_CLOCK_STEP = 3, 7, 9
+SEP = b"FUZZ"
+SIZE_LONG, SIZE_QUAD = 2, 3
+
+
+def write(base, offset, value, size):
+    # struct { uint8_t size, base; uint32_t offset; uint64_t value; }
+    return bytes([OP_WRITE]) + struct.pack("<BBxxIQ", size, base, offset,
+                                           value)
+
+
+def pattern(data):
+    return bytes([OP_ADD_DMA_PATTERN]) + bytes([0, 0]) + data
+
+
+def sqe(opc, cdw10=0, cdw11=0, nsid=0, prp1=0x300000, prp2=0):
+    return struct.pack("<BBHIIIQQQIIIIII", opc, 0, 1, nsid, 0, 0, 0,
+                       prp1, prp2, cdw10, cdw11, 0, 0, 0, 0)
+
+
+COMMANDS = {
+    "identify": sqe(0x06, cdw10=1),
+    "get-log-smart": sqe(0x02, cdw10=0x02 | (127 << 16), nsid=0xffffffff),
+    "create-cq": sqe(0x05, cdw10=1 | (15 << 16), cdw11=1),
+    "create-sq": sqe(0x01, cdw10=1 | (15 << 16), cdw11=1 | (1 << 16),
+                     prp1=0x310000),
+    "features": sqe(0x09, cdw10=0x07, cdw11=0x00030003),
+    "dbbuf": sqe(0x7c, prp1=0x320000, prp2=0x321000),
+    "read": sqe(0x02, nsid=1, cdw10=0, cdw11=0) ,
+}
+
+
+def seed(base, command):
+    ops = [
+        pattern(command),
+        write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
+        write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
+        write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
+        write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
+        write(base, 0x1000, 1, SIZE_LONG),              # SQ 0 tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x1004, 1, SIZE_LONG),              # CQ 0 head
+        write(base, 0x1000, 2, SIZE_LONG),
+        bytes([OP_CLOCK_STEP]),
+    ]
+    return SEP.join(ops)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    os.makedirs(sys.argv[1], exist_ok=True)
+    for base in range(4):
+        for name, cmd in COMMANDS.items():
+            path = os.path.join(sys.argv[1], f"seed-{name}-{base}")
+            with open(path, "wb") as f:
+                f.write(seed(base, cmd))
+
+
+if __name__ == "__main__":
+    main()
