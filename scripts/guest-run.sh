@@ -164,21 +164,36 @@ log=$tmp/console.log
 gout=$tmp/guest.out
 : >"$log"
 : >"$gout"
-say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
-start=$SECONDS
-timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
-    -serial "file:$log" -serial "file:$gout" \
-    -initrd "$tmp/initrd" \
-    -append "console=ttyS0 panic=-1 $append" \
-    "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
-qpid=$!
-if [ "$verbose" = 1 ]; then
-    tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
+boot() {
+    : >"$log"
+    : >"$gout"
+    say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
+    start=$SECONDS
+    timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
+        -serial "file:$log" -serial "file:$gout" \
+        -initrd "$tmp/initrd" \
+        -append "console=ttyS0 panic=-1 $append" \
+        "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
+    qpid=$!
+    if [ "$verbose" = 1 ]; then
+        tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
+    fi
+    rc=0
+    wait "$qpid" || rc=$?
+    qpid=''
+    elapsed=$((SECONDS - start))
+}
+
+boot
+# A TCG guest here has been seen to hang once in early PCI enumeration,
+# before any driver touched the drive: a time-out with no line from the
+# nvme driver on the console is that, and gets one more boot.
+if { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
+   ! tr -d '\r' <"$log" | grep -aq 'nvme nvme0'; then
+    say "the guest hung before the nvme driver saw the drive; booting again"
+    tr -d '\r' <"$log" | tail -n 3 | sed 's/^/  | /' >&2
+    boot
 fi
-rc=0
-wait "$qpid" || rc=$?
-qpid=''
-elapsed=$((SECONDS - start))
 [ -z "$keep_log" ] || tr -d '\r' <"$log" >"$keep_log"
 
 end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
