@@ -186,7 +186,7 @@ static BdrvRequestFlags h3100_fua_flags(H3100State *s, H3100Req *req)
     return req->fua && blk_enable_write_cache(s->blk) ? BDRV_REQ_FUA : 0;
 }
 
-static bool h3100_req_cancelled(H3100Req *req)
+bool h3100_req_cancelled(H3100Req *req)
 {
     return req->s->stopping || req->sq->deleting;
 }
@@ -214,7 +214,12 @@ static void h3100_rw_cb(void *opaque, int ret)
                                        NVME_WRITE_FAULT);
     }
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
-    h3100_req_complete(req);
+    if (req->cmd.opcode == NVME_CMD_WRITE ||
+        req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
+        h3100_write_landed(req);
+    } else {
+        h3100_req_complete(req);
+    }
 }
 
 /* ---- read and write -------------------------------------------------- */
@@ -375,7 +380,7 @@ static void h3100_dsm_next(H3100Req *req)
                                            h3100_dsm_cb, req);
         return;
     }
-    h3100_req_complete(req);
+    h3100_write_landed(req);
 }
 
 static uint16_t h3100_dsm_ranges(H3100State *s, H3100Req *req)

@@ -49,7 +49,7 @@ static void h3100_format_cb(void *opaque, int ret)
     if (ret < 0) {
         req->status = h3100_blk_status(req, ret, NVME_INTERNAL_DEV_ERROR);
     }
-    h3100_req_complete(req);
+    h3100_write_landed(req);
 }
 
 static void h3100_format_start(H3100State *s, H3100Req *req)
@@ -152,7 +152,8 @@ void h3100_sanitize_timer_cb(void *opaque)
     }
     s->san.wait_io = false;
     s->san.zeroing = true;
-    blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes, BDRV_REQ_MAY_UNMAP,
+    blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
+                          BDRV_REQ_MAY_UNMAP | h3100_durable_flags(s),
                           h3100_sanitize_done_cb, s);
 }
 

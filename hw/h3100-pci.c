@@ -577,6 +577,7 @@ static void h3100_state_init(H3100State *s)
     QTAILQ_INIT(&s->pending);
     s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
     QTAILQ_INIT(&s->inflight);
+    h3100_durable_init(s);
     s->hold = qtest_enabled() || icount_enabled();
     s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
     s->hold_step = 1;
@@ -673,6 +674,7 @@ static const Property h3100_props[] = {
     DEFINE_PROP_STRING("model-params", H3100State, model_params),
     DEFINE_PROP_BOOL("timing", H3100State, timing, true),
     DEFINE_PROP_BOOL("vwc", H3100State, vwc_present, false),
+    DEFINE_PROP_BOOL("kill-safe", H3100State, kill_safe, true),
     DEFINE_PROP_ON_OFF_AUTO("write-cache", H3100State, write_cache,
                             ON_OFF_AUTO_AUTO),
     DEFINE_PROP_LINK("iothread", H3100State, iothread, TYPE_IOTHREAD,

@@ -127,6 +127,7 @@ typedef struct H3100Req {
     QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
     QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
     QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
+    QTAILQ_ENTRY(H3100Req) durable_entry; /* waiting for a flush */
     bool in_flight;
     bool pending;
     bool posting;                     /* on its CQ's req_list */
@@ -261,6 +262,7 @@ struct H3100State {
     bool vwc_present;
     OnOffAuto write_cache;            /* the backend's, auto: -drive cache= */
     bool backend_wce;
+    bool kill_safe;                   /* completed writes survive SIGKILL */
     IOThread *iothread;
     uint64_t seed;
     uint32_t max_ioqpairs;
@@ -325,6 +327,13 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
     unsigned io_inflight;             /* ... of them on I/O queues */
     QEMUTimer *hold_timer;
+    /* completed writes survive QEMU's death (h3100-durable.c) */
+    BlockDriverState *durable_top;    /* the top node last looked at */
+    bool durable_keeps;               /* ... keeps writes in QEMU's memory */
+    bool durable_flushing;
+    uint64_t durable_flushes;
+    QTAILQ_HEAD(, H3100Req) durable_next;  /* landed, wait for a flush */
+    QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
     QEMUTimer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
@@ -413,6 +422,12 @@ void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
 
+/* h3100-durable.c */
+void h3100_durable_init(H3100State *s);
+bool h3100_durable_needed(H3100State *s);
+void h3100_write_landed(H3100Req *req);
+BdrvRequestFlags h3100_durable_flags(H3100State *s);
+
 /* h3100-inflight.c */
 void h3100_inflight_add(H3100State *s, H3100Req *req);
 void h3100_inflight_remove(H3100State *s, H3100Req *req);
@@ -474,6 +489,7 @@ void h3100_pstate_close(H3100State *s);
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
 uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
+bool h3100_req_cancelled(H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);

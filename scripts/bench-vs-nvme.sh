@@ -5,10 +5,12 @@
 #
 # Boots the same Linux guest (scripts/guest-run.sh, TCG) once with QEMU's
 # stock `-device nvme,serial=...,drive=d0` and once with
-# `-device dapustor-h3100,drive=d0,timing=off`, each on a fresh sparse raw
-# file of the same size, and runs the same fio jobs inside (libaio,
-# O_DIRECT, /dev/nvme0n1):
+# `-device dapustor-h3100,drive=d0,timing=off`, each on a fresh image of
+# the same size (sparse raw, or qcow2 with --format), and runs the same fio
+# jobs inside (libaio, O_DIRECT, /dev/nvme0n1):
 #   seqwrite-128k-qd32  128 KiB sequential write, QD32 (also fills the region)
+#   randwrite-4k-qd1    4 KiB random write, QD1, over the region
+#   randwrite-4k-qd32   4 KiB random write, QD32, over the region
 #   randread-4k-qd1     4 KiB random read, QD1, over the written region
 #   randread-4k-qd32    4 KiB random read, QD32, over the written region
 # The pair of boots is repeated --reps times (default 2) to show the noise.
@@ -25,7 +27,9 @@
 #   --accel tcg|kvm|auto  default tcg (KVM does not work on the build host)
 #   --qemu PATH      default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --keep DIR       keep the raw guest outputs in DIR
-#   --h3100-opts OPTS  more dapustor-h3100 options (e.g. vwc=on)
+#   --h3100-opts OPTS  more dapustor-h3100 options (e.g. vwc=on, kill-safe=off)
+#   --format FMT     raw (default) or qcow2: the images' format; qcow2 shows
+#                    what kill-safe (docs/usage.md, Durability) costs
 #   --qemu-args 'A B'  extra QEMU arguments for both devices (e.g. -trace ...)
 #   --parallel       boot both guests at the same time, one vCPU each, so a
 #                    slow spell of a shared host hits both alike (needs 2
@@ -44,6 +48,7 @@ keep=''
 extra=''
 hopts=''
 parallel=0
+format=raw
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -57,6 +62,7 @@ while [ $# -gt 0 ]; do
     --h3100-opts) h3100_need "$@"; hopts=,$2; shift ;;
     --qemu-args) h3100_need "$@"; extra=$2; shift ;;
     --parallel) parallel=1 ;;
+    --format) h3100_need "$@"; format=$2; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
@@ -68,6 +74,9 @@ done
 case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
 case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
+qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
+[ "$format" = raw ] || [ -x "$qimg" ] || qimg=qemu-img
 
 say() { printf '[bench-vs-nvme] %s\n' "$*" >&2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vsnvme.XXXXXX")
@@ -75,7 +84,7 @@ trap 'rm -rf "$tmp"' EXIT
 [ -z "$keep" ] || mkdir -p "$keep"
 dbytes=$((256 * 1024 * 1024))
 
-# The guest script: the three jobs, one terse line each (fields: 8 read
+# The guest script: the five jobs, one terse line each (fields: 8 read
 # IOPS, 40 read mean latency us, 49 write IOPS, 81 write mean latency us).
 cat >"$tmp/guest.sh" <<GUEST
 RT=$runtime
@@ -93,25 +102,31 @@ job() {
 }
 nvme list 2>/dev/null | grep nvme0n1 | sed 's/^/DRIVE /'
 job seqwrite-128k-qd32 --rw=write --bs=128k --iodepth=32
+job randwrite-4k-qd1 --rw=randwrite --bs=4k --iodepth=1
+job randwrite-4k-qd32 --rw=randwrite --bs=4k --iodepth=32
 job randread-4k-qd1 --rw=randread --bs=4k --iodepth=1
 job randread-4k-qd32 --rw=randread --bs=4k --iodepth=32
 GUEST
 
 declare -A iops
 start_one() {  # start_one REP DEV: boot in the background, pid in $!
-    local rep=$1 dev=$2 disk=$tmp/$2.raw devarg smp=2
+    local rep=$1 dev=$2 disk=$tmp/$2.$format devarg smp=2
     rm -f "$disk"
-    truncate -s "$dbytes" "$disk"
+    if [ "$format" = raw ]; then
+        truncate -s "$dbytes" "$disk"
+    else
+        "$qimg" create -q -f "$format" "$disk" "$dbytes"
+    fi
     case $dev in
     stock) devarg="nvme,serial=benchstock,drive=d0" ;;
     h3100) devarg="dapustor-h3100,drive=d0,capacity=$capacity,model-params=user_bytes=$dbytes,timing=off$hopts" ;;
     esac
     [ "$parallel" = 0 ] || smp=1
-    say "run $rep/$reps: $dev (-device ${devarg%%,*}), 3 fio jobs x ${runtime}s"
+    say "run $rep/$reps: $dev (-device ${devarg%%,*}), 5 fio jobs x ${runtime}s"
     # shellcheck disable=SC2086  # --qemu-args is split on purpose
     "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel "$accel" --no-disk \
         --smp "$smp" --timeout 300 "$tmp/guest.sh" -- \
-        -drive "file=$disk,if=none,id=d0,format=raw" -device "$devarg" $extra \
+        -drive "file=$disk,if=none,id=d0,format=$format" -device "$devarg" $extra \
         >"$tmp/$dev.$rep.out" 2>"$tmp/$dev.$rep.err" &
 }
 
@@ -128,7 +143,7 @@ finish_one() {  # finish_one REP DEV PID: wait for the boot, read its figures
         'RESULT '*)
             read -r _ n rc ri _ wi _ <<<"$line"
             [ "$rc" = rc=0 ] || h3100_die "fio $n failed on $dev ($rc)"
-            case $n in seqwrite*) v=${wi#wiops=} ;; *) v=${ri#riops=} ;; esac
+            case $n in *write*) v=${wi#wiops=} ;; *) v=${ri#riops=} ;; esac
             iops[$n.$rep.$dev]=$v
             say "  $dev $n: $v IOPS"
             ;;
@@ -161,7 +176,7 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 printf '\n%-20s %4s %14s %14s %12s\n' job run 'stock nvme' 'dapustor-h3100' 'ours/stock'
-for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32; do
+for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32 randwrite-4k-qd1 randwrite-4k-qd32; do
     for ((rep = 1; rep <= reps; rep++)); do
         a=${iops[$n.$rep.stock]:-0} b=${iops[$n.$rep.h3100]:-0}
         awk -v n="$n" -v r="$rep" -v a="$a" -v b="$b" 'BEGIN {
@@ -174,4 +189,4 @@ for n in randread-4k-qd1 randread-4k-qd32 seqwrite-128k-qd32; do
             printf "%-20s %4s %14.0f %14.0f %12s\n", n, "med", a, b, (a > 0 ? sprintf("%.2f", b / a) : "n/a") }'
     fi
 done
-echo "(IOPS from fio inside the guest; $accel, ${runtime}s per job, region $size of a sparse raw 256 MiB file$([ "$parallel" = 0 ] || echo '; both guests at once, 1 vCPU each'))"
+echo "(IOPS from fio inside the guest; $accel, ${runtime}s per job, region $size of a fresh 256 MiB $format image$([ "$parallel" = 0 ] || echo '; both guests at once, 1 vCPU each'))"

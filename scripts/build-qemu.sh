@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build qemu-system-x86_64 with the dapustor-h3100 device.
+# Build qemu-system-x86_64 with the dapustor-h3100 device, and qemu-img.
 #
 #   scripts/build-qemu.sh BUILD_DIR
 #
@@ -8,13 +8,15 @@
 #   BUILD_DIR/qemu-src/hw/dapustor-h3100/{hw,models,include} -> project dirs
 #   BUILD_DIR/qemu-build              QEMU build dir (configured once)
 #   BUILD_DIR/qemu-system-x86_64      symlink to the built binary
+#   BUILD_DIR/qemu-img                symlink to qemu-img (the tests make
+#                                     qcow2 images with it)
 #   BUILD_DIR/qemu-build/h3100-{configure,build}.log
 #
 # Environment:
 #   QEMU_SRC=/path        pristine QEMU 10.0+ tree (default: apt source cached in
 #                         ${H3100_CACHE:-~/.cache/dapustor-h3100}/src, fetched
 #                         with install-deps.sh --qemu when missing)
-#   H3100_QEMU_TARGETS    ninja targets (default: qemu-system-x86_64)
+#   H3100_QEMU_TARGETS    ninja targets (default: qemu-system-x86_64 qemu-img)
 #   H3100_JOBS            ninja -j (default: ninja's choice)
 #   H3100_QEMU_EXTRA_CONFIGURE  extra configure arguments (word-split)
 set -euo pipefail
@@ -22,7 +24,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-    sed -n '2,20p' "$0"
+    sed -n '2,22p' "$0"
     exit 2
 fi
 mkdir -p "$1"
@@ -134,7 +136,7 @@ if [ ! -f "$QBUILD/build.ninja" ] ||
     printf '%s\n' "$conf_stamp" >"$QBUILD/.h3100-conf-stamp"
 fi
 
-read -r -a targets <<<"${H3100_QEMU_TARGETS:-qemu-system-x86_64}"
+read -r -a targets <<<"${H3100_QEMU_TARGETS:-qemu-system-x86_64 qemu-img}"
 jobs=()
 [ -n "${H3100_JOBS:-}" ] && jobs=(-j "$H3100_JOBS")
 h3100_log "building ${targets[*]} (log: $QBUILD/h3100-build.log)"
@@ -162,4 +164,5 @@ done
     h3100_warn "no /usr/share/seabios/bios-256k.bin: run install-deps.sh --qemu"
 
 ln -sfn qemu-build/qemu-system-x86_64 "$BUILD_DIR/qemu-system-x86_64"
+[ ! -x "$QBUILD/qemu-img" ] || ln -sfn qemu-build/qemu-img "$BUILD_DIR/qemu-img"
 h3100_log "done in $(( $(date +%s) - start ))s: $BUILD_DIR/qemu-system-x86_64"

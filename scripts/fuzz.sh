@@ -12,7 +12,7 @@
 #
 # Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
 # build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
-# FUZZ_FLAGS (more libFuzzer flags).  The IOThread configurations run in
+# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000).  The IOThread configurations run in
 # libFuzzer's fork mode and go on after a crash: generic-fuzz's clock step
 # aborts whenever an IOThread timer is due and not yet run (a race of
 # QEMU's harness, not of the device; docs/robustness.md), so each crash
@@ -101,8 +101,11 @@ run_state() {
     local crashes=$FUZZ_DIR/crashes/state bin=$FUZZ_DIR/state/fuzz_state
     [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
     mkdir -p "$corpus" "$crashes"
+    local flags=()
+    # shellcheck disable=SC2206
+    flags=(${FUZZ_FLAGS:-})
     h3100_log "state loader, ${secs}s (log: $FUZZ_DIR/state.log)"
-    "$bin" -max_total_time="$secs" "${PAR[@]}" \
+    "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -max_len="$(cat "$FUZZ_DIR/state/max_len")" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
         "$corpus" "$FUZZ_DIR/state/seeds" >"$FUZZ_DIR/state.log" 2>&1 || true

@@ -4,8 +4,10 @@
 #
 #   scripts/guest-run.sh [options] SCRIPT [-- QEMU-ARGS...]
 #
-#   --disk FILE         raw backing file for the H3100 (created sparse, 256M,
+#   --disk FILE         backing file for the H3100 (raw: created sparse, 256M,
 #                       if missing); the namespace is sized to the file
+#   --format FMT        the backing file's format (default raw; qcow2 ...:
+#                       the namespace gets the image's virtual size)
 #   --no-disk           boot without the H3100
 #   --device-opts OPTS  -device options after drive=d0, replacing the default
 #                       model-params=user_bytes=<file size>
@@ -19,6 +21,11 @@
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1024)     --smp N   vCPUs (default 2)
 #   --timeout S         kill the guest after S seconds (default 300)
+#   --kill-on LINE      SIGKILL QEMU as soon as the guest script prints LINE
+#                       (a line of its own): QEMU dies as in a crash, with
+#                       no chance to write anything back; the script's
+#                       output up to LINE is printed and the exit status is
+#                       0 (the script should sleep after printing LINE)
 #   --append ARGS       extra kernel command line
 #   --log FILE          keep the whole console log in FILE
 #   --verbose           stream the console to stderr while it runs
@@ -52,10 +59,14 @@ files=()
 script=''
 qemu_extra=()
 flavour=default
+format=raw
+kill_on=''
 
 while [ $# -gt 0 ]; do
     case $1 in
     --disk) disk=$2; shift ;;
+    --format) format=$2; shift ;;
+    --kill-on) kill_on=$2; shift ;;
     --no-disk) use_disk=0 ;;
     --device-opts) devopts=$2; shift ;;
     --file) files+=("$2"); shift ;;
@@ -153,10 +164,19 @@ truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
 # --- the drive ----------------------------------------------------------------
 dev_args=()
 if [ "$use_disk" = 1 ]; then
-    [ -e "$disk" ] || truncate -s 256M "$disk"
-    dsize=$(stat -Lc %s "$disk")
+    if [ "$format" = raw ]; then
+        [ -e "$disk" ] || truncate -s 256M "$disk"
+        dsize=$(stat -Lc %s "$disk")
+    else
+        [ -e "$disk" ] || h3100_die "no $format image $disk (qemu-img create)"
+        qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
+        [ -x "$qimg" ] || qimg=qemu-img
+        dsize=$("$qimg" info -f "$format" --output=json "$disk" |
+                awk -F'[:,]' '/^    "virtual-size"/ { gsub(/ /, "", $2); print $2; exit }')
+        [ -n "$dsize" ] || h3100_die "cannot read the virtual size of $disk"
+    fi
     [ -n "$devopts" ] || devopts="model-params=user_bytes=$dsize"
-    dev_args=(-drive "file=$disk,if=none,id=d0,format=raw"
+    dev_args=(-drive "file=$disk,if=none,id=d0,format=$format"
               -device "dapustor-h3100,drive=d0,$devopts")
 fi
 
@@ -164,7 +184,19 @@ log=$tmp/console.log
 gout=$tmp/guest.out
 : >"$log"
 : >"$gout"
+# SIGKILL QEMU (not timeout(1), its parent) once the guest printed $kill_on
+kill_at_line() {
+    while kill -0 "$qpid" 2>/dev/null; do
+        if tr -d '\r' <"$gout" | grep -aqxF -- "$kill_on"; then
+            kill -KILL "$(cat "$tmp/qemu.pid")" && : >"$tmp/killed"
+            return
+        fi
+        sleep 0.05
+    done
+}
+
 boot() {
+    rm -f "$tmp/killed"
     : >"$log"
     : >"$gout"
     say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
@@ -173,8 +205,10 @@ boot() {
         -serial "file:$log" -serial "file:$gout" \
         -initrd "$tmp/initrd" \
         -append "console=ttyS0 panic=-1 $append" \
+        -pidfile "$tmp/qemu.pid" \
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!
+    [ -z "$kill_on" ] || kill_at_line &
     if [ "$verbose" = 1 ]; then
         tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
     fi
@@ -188,7 +222,7 @@ boot
 # A TCG guest here has been seen to hang once in early PCI enumeration,
 # before any driver touched the drive: a time-out with no line from the
 # nvme driver on the console is that, and gets one more boot.
-if { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
+if [ ! -e "$tmp/killed" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
    ! tr -d '\r' <"$log" | grep -aq 'nvme nvme0'; then
     say "the guest hung before the nvme driver saw the drive; booting again"
     tr -d '\r' <"$log" | tail -n 3 | sed 's/^/  | /' >&2
@@ -196,6 +230,12 @@ if { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
 fi
 [ -z "$keep_log" ] || tr -d '\r' <"$log" >"$keep_log"
 
+if [ -e "$tmp/killed" ]; then
+    say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
+    tr -d '\r' <"$gout" | awk -v k="$kill_on" \
+        'f && $0 == k { exit } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+    exit 0
+fi
 end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
 if [ -z "$end" ]; then
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

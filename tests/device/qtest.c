@@ -446,6 +446,20 @@ void qt_quit(QTest *s)
     }
 }
 
+void qt_kill(QTest *s)
+{
+    if (!qt_alive(s)) {
+        qt_fail(s, "QEMU died before it was to be killed");
+    }
+    if (s->fd >= 0) {
+        close(s->fd);
+        s->fd = -1;
+    }
+    kill(s->pid, SIGKILL);
+    waitpid(s->pid, &s->wstatus, 0);
+    s->exited = true;
+}
+
 char *qt_stderr(QTest *s)
 {
     return qt_read_file_tail(s->err_path, 1 << 20);

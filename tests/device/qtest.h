@@ -50,6 +50,12 @@ bool qt_start_fails(char **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
  */
 void qt_quit(QTest *s);
 
+/*
+ * Kill QEMU with SIGKILL, as a crash or the OOM killer would: nothing is
+ * written back.  Fails the test if QEMU was already dead.
+ */
+void qt_kill(QTest *s);
+
 /* QEMU's stderr and the guest-error log (-d guest_errors) so far. */
 char *qt_stderr(QTest *s);
 char *qt_guest_log(QTest *s);
