@@ -203,17 +203,15 @@ uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
     return err;
 }
 
-static void h3100_rw_cb(void *opaque, int ret)
+void h3100_rw_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
 
-    if (ret < 0) {
-        req->status = h3100_blk_status(req, ret,
-                                       req->cmd.opcode == NVME_CMD_READ ?
-                                       NVME_UNRECOVERED_READ :
-                                       NVME_WRITE_FAULT);
-    }
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
+    req->aiocb = NULL;
+    if (ret < 0 && h3100_blk_failed(req, ret)) {
+        return;                         /* kept: sent again on `cont` */
+    }
     if (req->cmd.opcode == NVME_CMD_WRITE ||
         req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
         h3100_write_landed(req);
@@ -254,6 +252,18 @@ static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
     return blk_aio_pwritev(s->blk, offset, iov, BDRV_REQ_FUA, cb, cb_opaque);
 }
 
+BlockAIOCB *h3100_write_submit(H3100State *s, H3100Req *req)
+{
+    if (h3100_fua_flags(s, req)) {
+        return dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
+                          h3100_pwritev_fua, s, h3100_rw_cb, req,
+                          DMA_DIRECTION_TO_DEVICE);
+    }
+    /* the backend writes through, or the user let it cache */
+    return dma_blk_write(s->blk, &req->qsg, req->offset, BDRV_SECTOR_SIZE,
+                         h3100_rw_cb, req);
+}
+
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
@@ -273,15 +283,7 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
     if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
-    if (h3100_fua_flags(s, req)) {
-        req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
-                                h3100_pwritev_fua, s, h3100_rw_cb, req,
-                                DMA_DIRECTION_TO_DEVICE);
-    } else {
-        /* the backend writes through, or the user let it cache */
-        req->aiocb = dma_blk_write(s->blk, &req->qsg, req->offset,
-                                   BDRV_SECTOR_SIZE, h3100_rw_cb, req);
-    }
+    req->aiocb = h3100_write_submit(s, req);
     return NVME_NO_COMPLETE;
 }
 
@@ -295,6 +297,13 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
 }
 
 /* ---- write zeroes, deallocate, write uncorrectable ------------------- */
+
+BlockAIOCB *h3100_write_zeroes_submit(H3100State *s, H3100Req *req)
+{
+    return blk_aio_pwrite_zeroes(s->blk, req->offset, req->bytes,
+                                 BDRV_REQ_MAY_UNMAP | h3100_fua_flags(s, req),
+                                 h3100_rw_cb, req);
+}
 
 static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
 {
@@ -317,10 +326,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
     if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
-    req->aiocb = blk_aio_pwrite_zeroes(s->blk, req->offset, req->bytes,
-                                       BDRV_REQ_MAY_UNMAP |
-                                       h3100_fua_flags(s, req),
-                                       h3100_rw_cb, req);
+    req->aiocb = h3100_write_zeroes_submit(s, req);
     return NVME_NO_COMPLETE;
 }
 
@@ -449,15 +455,16 @@ static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
 
 /* ---- compare ---------------------------------------------------------- */
 
-static void h3100_compare_cb(void *opaque, int ret)
+void h3100_compare_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
     g_autofree uint8_t *host = NULL;
 
     req->aiocb = NULL;
     if (ret < 0) {
-        req->status = h3100_blk_status(req, ret, NVME_UNRECOVERED_READ);
-        h3100_req_complete(req);
+        if (!h3100_blk_failed(req, ret)) {
+            h3100_req_complete(req);
+        }
         return;
     }
     host = g_malloc(req->bytes);

@@ -215,6 +215,7 @@ static void h3100_reset_fn(void *opaque)
 {
     H3100State *s = opaque;
 
+    h3100_blk_unpark_all(s);
     h3100_queues_reset(s);
     h3100_aer_reset(s);
     h3100_dst_abort(s, 2);
@@ -578,6 +579,7 @@ static void h3100_state_init(H3100State *s)
     s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
     QTAILQ_INIT(&s->inflight);
     h3100_durable_init(s);
+    h3100_blkerr_init(s);
     s->hold = qtest_enabled() || icount_enabled();
     s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
     s->hold_step = 1;
@@ -624,6 +626,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     h3100_ctrl_reset(s);
     s->san.active = false;
     blk_drain(s->blk);
+    h3100_blkerr_exit(s);
     for (unsigned i = 0; i < s->nvec; i++) {
         h3100_timer_free(&s->vec[i].timer);
     }
@@ -677,6 +680,10 @@ static const Property h3100_props[] = {
     DEFINE_PROP_BOOL("kill-safe", H3100State, kill_safe, true),
     DEFINE_PROP_ON_OFF_AUTO("write-cache", H3100State, write_cache,
                             ON_OFF_AUTO_AUTO),
+    DEFINE_PROP_BLOCKDEV_ON_ERROR("rerror", H3100State, rerror,
+                                  BLOCKDEV_ON_ERROR_AUTO),
+    DEFINE_PROP_BLOCKDEV_ON_ERROR("werror", H3100State, werror,
+                                  BLOCKDEV_ON_ERROR_AUTO),
     DEFINE_PROP_LINK("iothread", H3100State, iothread, TYPE_IOTHREAD,
                      IOThread *),
     DEFINE_PROP_UINT64("seed", H3100State, seed, 1),

@@ -735,6 +735,7 @@ uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del)
         if (sq->reqs[i].aiocb) {
             blk_aio_cancel_async(sq->reqs[i].aiocb);
         }
+        h3100_blk_unpark(&sq->reqs[i]);
     }
     if (QTAILQ_EMPTY(&sq->out_list)) {
         h3100_sq_destroy(s, sq);

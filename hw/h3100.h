@@ -25,6 +25,7 @@
 #include "system/dma.h"
 #include "system/block-backend.h"
 #include "system/iothread.h"
+#include "system/runstate.h"
 #include "block/nvme.h"
 
 #include "h3100/model.h"
@@ -128,6 +129,8 @@ typedef struct H3100Req {
     QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
     QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
     QTAILQ_ENTRY(H3100Req) durable_entry; /* waiting for a flush */
+    QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
+    bool parked;                      /* ... on s->retry */
     bool in_flight;
     bool pending;
     bool posting;                     /* on its CQ's req_list */
@@ -263,6 +266,8 @@ struct H3100State {
     OnOffAuto write_cache;            /* the backend's, auto: -drive cache= */
     bool backend_wce;
     bool kill_safe;                   /* completed writes survive SIGKILL */
+    BlockdevOnError rerror;           /* auto: the drive's */
+    BlockdevOnError werror;
     IOThread *iothread;
     uint64_t seed;
     uint32_t max_ioqpairs;
@@ -334,6 +339,10 @@ struct H3100State {
     uint64_t durable_flushes;
     QTAILQ_HEAD(, H3100Req) durable_next;  /* landed, wait for a flush */
     QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
+    /* host I/O errors (h3100-blkerr.c) */
+    QTAILQ_HEAD(, H3100Req) retry;    /* kept until the VM runs again */
+    bool retry_scheduled;
+    VMChangeStateEntry *vmstate_change;
     QEMUTimer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
@@ -422,6 +431,13 @@ void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
 
+/* h3100-blkerr.c */
+bool h3100_blk_failed(H3100Req *req, int ret);
+void h3100_blk_unpark(H3100Req *req);
+void h3100_blk_unpark_all(H3100State *s);
+void h3100_blkerr_init(H3100State *s);
+void h3100_blkerr_exit(H3100State *s);
+
 /* h3100-durable.c */
 void h3100_durable_init(H3100State *s);
 bool h3100_durable_needed(H3100State *s);
@@ -490,6 +506,10 @@ void h3100_pstate_close(H3100State *s);
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
 uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
 bool h3100_req_cancelled(H3100Req *req);
+void h3100_rw_cb(void *opaque, int ret);
+void h3100_compare_cb(void *opaque, int ret);
+BlockAIOCB *h3100_write_submit(H3100State *s, H3100Req *req);
+BlockAIOCB *h3100_write_zeroes_submit(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);

@@ -42,6 +42,10 @@ struct QTest {
     char *err_path;
     char *log_path;
     GString *rx;
+    char *qmp_path;                   /* QEMU's QMP socket (it listens) */
+    int qmp_fd;                       /* -1 until the first qt_qmp() */
+    GString *qmp_rx;
+    GString *qmp_events;              /* every event line seen */
     bool irq[QT_MAX_IRQ];
     QTest *next;
 };
@@ -270,7 +274,7 @@ static void G_GNUC_NORETURN qt_fail(QTest *s, const char *what)
 }
 
 static char **qt_build_argv(const char *args, const char *sock,
-                            const char *log)
+                            const char *qmp, const char *log)
 {
     g_autofree char *cmd = NULL;
     GError *err = NULL;
@@ -280,8 +284,9 @@ static char **qt_build_argv(const char *args, const char *sock,
         cmd = g_strdup_printf("'%s' -machine q35 -accel qtest -display none "
                               "-nodefaults -m 256M "
                               "-qtest unix:%s -qtest-log /dev/null "
+                              "-qmp unix:%s,server=on,wait=off "
                               "-d guest_errors,unimp -D '%s' %s",
-                              qt_binary(), sock, log, args);
+                              qt_binary(), sock, qmp, log, args);
     } else {
         /* no qtest socket: just let QEMU parse options and start */
         cmd = g_strdup_printf("'%s' -machine q35 -accel qtest -display none "
@@ -338,6 +343,10 @@ QTest *qt_start(const char *fmt, ...)
     s->log_path = g_strdup_printf("%s/qemu-%d.log", qt_tmpdir(), s->index);
     s->rx = g_string_new("");
     s->fd = -1;
+    s->qmp_path = g_strdup_printf("%s/qmp-%d.sock", qt_tmpdir(), s->index);
+    s->qmp_fd = -1;
+    s->qmp_rx = g_string_new("");
+    s->qmp_events = g_string_new("");
 
     ck_assert(strlen(sock_path) < sizeof(addr.sun_path));
     strcpy(addr.sun_path, sock_path);
@@ -348,7 +357,7 @@ QTest *qt_start(const char *fmt, ...)
                   "bind %s: %s", sock_path, strerror(errno));
     ck_assert(listen(lsock, 1) == 0);
 
-    argv = qt_build_argv(args, sock_path, s->log_path);
+    argv = qt_build_argv(args, sock_path, s->qmp_path, s->log_path);
     s->pid = qt_spawn(argv, s->err_path);
     g_strfreev(argv);
     s->next = live;
@@ -394,7 +403,7 @@ bool qt_start_fails(char **err, const char *fmt, ...)
     log_path = g_strdup_printf("%s/qemu-%d.log", qt_tmpdir(), qemu_count);
     qemu_count++;
     /* no qtest socket: with -S QEMU would otherwise run forever */
-    argv = qt_build_argv(args, NULL, log_path);
+    argv = qt_build_argv(args, NULL, NULL, log_path);
     pid = qt_spawn(argv, err_path);
     g_strfreev(argv);
 
@@ -429,6 +438,10 @@ void qt_quit(QTest *s)
         close(s->fd);
         s->fd = -1;
     }
+    if (s->qmp_fd >= 0) {
+        close(s->qmp_fd);
+        s->qmp_fd = -1;
+    }
     kill(s->pid, SIGTERM);
     deadline = qt_wall_ms() + QT_QUIT_TIMEOUT_MS;
     while (qt_alive(s)) {
@@ -446,6 +459,117 @@ void qt_quit(QTest *s)
     }
 }
 
+/* ---- QMP --------------------------------------------------------------- */
+
+/* One line from QEMU's QMP socket (g_free it). */
+static char *qt_qmp_line(QTest *s)
+{
+    int64_t deadline = qt_wall_ms() + QT_REPLY_TIMEOUT_MS;
+
+    for (;;) {
+        char *nl = strchr(s->qmp_rx->str, '\n');
+        char buf[4096];
+        struct pollfd pfd = { .fd = s->qmp_fd, .events = POLLIN };
+        ssize_t n;
+
+        if (nl) {
+            char *line = g_strndup(s->qmp_rx->str, nl - s->qmp_rx->str);
+
+            g_string_erase(s->qmp_rx, 0, nl - s->qmp_rx->str + 1);
+            return line;
+        }
+        if (qt_wall_ms() > deadline) {
+            qt_fail(s, "no reply on the QMP socket");
+        }
+        if (poll(&pfd, 1, 50) <= 0) {
+            if (!qt_alive(s)) {
+                qt_fail(s, "QEMU died while QMP waited");
+            }
+            continue;
+        }
+        n = read(s->qmp_fd, buf, sizeof(buf));
+        if (n <= 0) {
+            qt_fail(s, "the QMP socket closed");
+        }
+        g_string_append_len(s->qmp_rx, buf, n);
+    }
+}
+
+static void qt_qmp_send(QTest *s, const char *json)
+{
+    size_t len = strlen(json), done = 0;
+
+    while (done < len) {
+        ssize_t n = write(s->qmp_fd, json + done, len - done);
+
+        if (n <= 0) {
+            qt_fail(s, "cannot write to the QMP socket");
+        }
+        done += n;
+    }
+}
+
+/* The next reply that is not an event (events are kept). */
+static char *qt_qmp_reply(QTest *s)
+{
+    for (;;) {
+        char *line = qt_qmp_line(s);
+
+        if (!strstr(line, "\"event\"")) {
+            return line;
+        }
+        g_string_append(s->qmp_events, line);
+        g_string_append_c(s->qmp_events, '\n');
+        g_free(line);
+    }
+}
+
+static void qt_qmp_connect(QTest *s)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    g_autofree char *greeting = NULL;
+    g_autofree char *caps = NULL;
+
+    ck_assert(strlen(s->qmp_path) < sizeof(addr.sun_path));
+    strcpy(addr.sun_path, s->qmp_path);
+    s->qmp_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_msg(s->qmp_fd >= 0, "socket: %s", strerror(errno));
+    if (connect(s->qmp_fd, (struct sockaddr *)&addr, sizeof(addr))) {
+        qt_fail(s, "cannot connect to the QMP socket");
+    }
+    greeting = qt_qmp_line(s);
+    ck_assert_msg(strstr(greeting, "\"QMP\""), "QMP greeting: %s", greeting);
+    qt_qmp_send(s, "{\"execute\": \"qmp_capabilities\"}\n");
+    caps = qt_qmp_reply(s);
+    ck_assert_msg(strstr(caps, "\"return\""), "qmp_capabilities: %s", caps);
+}
+
+char *qt_qmp(QTest *s, const char *fmt, ...)
+{
+    g_autofree char *json = NULL;
+    va_list ap;
+
+    if (s->qmp_fd < 0) {
+        qt_qmp_connect(s);
+    }
+    va_start(ap, fmt);
+    json = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    qt_qmp_send(s, json);
+    qt_qmp_send(s, "\n");
+    return qt_qmp_reply(s);
+}
+
+bool qt_qmp_event_seen(QTest *s, const char *name)
+{
+    g_autofree char *pat = g_strdup_printf("\"event\": \"%s\"", name);
+    g_autofree char *r = NULL;
+
+    /* a cheap command collects the events that came before it */
+    r = qt_qmp(s, "{\"execute\": \"query-status\"}");
+    return strstr(s->qmp_events->str, pat) != NULL;
+}
+
 void qt_kill(QTest *s)
 {
     if (!qt_alive(s)) {
@@ -454,6 +578,10 @@ void qt_kill(QTest *s)
     if (s->fd >= 0) {
         close(s->fd);
         s->fd = -1;
+    }
+    if (s->qmp_fd >= 0) {
+        close(s->qmp_fd);
+        s->qmp_fd = -1;
     }
     kill(s->pid, SIGKILL);
     waitpid(s->pid, &s->wstatus, 0);

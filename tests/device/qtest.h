@@ -51,6 +51,16 @@ bool qt_start_fails(char **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 void qt_quit(QTest *s);
 
 /*
+ * Send one QMP command (JSON text, e.g. "{\"execute\": \"cont\"}") and
+ * return its reply line (g_free it).  The QMP session is opened on first
+ * use; events that arrive before a reply are kept for
+ * qt_qmp_event_seen().
+ */
+char *qt_qmp(QTest *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* Has QEMU sent the QMP event @name (e.g. "BLOCK_IO_ERROR") so far? */
+bool qt_qmp_event_seen(QTest *s, const char *name);
+
+/*
  * Kill QEMU with SIGKILL, as a crash or the OOM killer would: nothing is
  * written back.  Fails the test if QEMU was already dead.
  */

@@ -1,0 +1,237 @@
+/*
+ * Host I/O errors (hw/h3100-blkerr.c): with blkdebug failing reads,
+ * writes and flushes, the guest gets the status a drive gives, the error
+ * log and SMART count them, and -drive werror= / rerror= are honoured as
+ * by QEMU's own drives: report, ignore, and stop (the VM pauses on a
+ * full host disk and the write is sent again on `cont`).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+#include <unistd.h>
+
+#include "dev.h"
+
+#define FA_LBA          4096u       /* 2 MiB into the namespace */
+#define FA_BS           4096u
+#define NVME_SC_WRITE_FAULT      0x280
+#define NVME_SC_UNRECOVERED_READ 0x281
+#define SMART_MEDIA_ERRORS  160
+#define SMART_ERRLOG_ENTRIES 176
+
+static char *fa_img;
+static bool fa_iothread;              /* the loop tests' second pass */
+
+/* A raw image under blkdebug: @rule is its inject-error.0 options. */
+static Dev *fa_open(const char *rule, const char *drive_opts)
+{
+    g_autofree char *drive = NULL;
+    g_auto(GStrv) kv = g_strsplit(rule, ",", 0);
+    GString *r = g_string_new("");
+    Dev *d;
+
+    for (unsigned i = 0; kv[i]; i++) {
+        g_string_append_printf(r, ",file.inject-error.0.%s", kv[i]);
+    }
+    fa_img = qt_backing_file("fa.img", DEV_NS_BYTES, "raw");
+    drive = g_strdup_printf("driver=raw,file.driver=blkdebug,"
+                            "file.image.filename=%s%s%s", fa_img, r->str,
+                            drive_opts);
+    g_string_free(r, true);
+    d = fa_iothread ?
+        dev_open_drive(drive, ",iothread=io0", "-object iothread,id=io0") :
+        dev_open_drive(drive, "", "");
+    /* open QMP now: events before the first connection are not kept */
+    g_free(qt_qmp(d->qt, "{\"execute\": \"query-status\"}"));
+    return d;
+}
+
+static void fa_close(Dev *d)
+{
+    dev_close(d);
+    unlink(fa_img);
+    g_clear_pointer(&fa_img, g_free);
+}
+
+static uint64_t fa_smart(Dev *d, unsigned off)
+{
+    uint8_t log[512];
+
+    ck_status(nh_get_log(d->h, 0x02, 0xffffffff, log, sizeof(log), 0), 0,
+              "SMART log");
+    return le64_at(log, off);
+}
+
+static void fa_fill(uint8_t *buf, uint8_t v)
+{
+    memset(buf, v, FA_BS);
+}
+
+START_TEST(test_read_error_reported)
+{
+    Dev *d = fa_open("event=read_aio,errno=5,sector=4096", "");
+    uint8_t buf[FA_BS], elog[64];
+
+    fa_fill(buf, 0x5a);
+    ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), 0, "write");
+    ck_status(nh_read(d->h, d->q, FA_LBA, buf, FA_BS),
+              NVME_SC_UNRECOVERED_READ, "read of the failing sector");
+    ck_status(nh_read(d->h, d->q, FA_LBA + 8, buf, FA_BS), 0,
+              "read next to it");
+    ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 1);
+    ck_assert_uint_eq(fa_smart(d, SMART_ERRLOG_ENTRIES), 1);
+    ck_status(nh_get_log(d->h, 0x01, 0xffffffff, elog, sizeof(elog), 0), 0,
+              "error log");
+    ck_assert_uint_eq(le16_at(elog, 12) >> 1, NVME_SC_UNRECOVERED_READ);
+    ck_assert_uint_eq(le64_at(elog, 16), FA_LBA);
+    fa_close(d);
+}
+END_TEST
+
+START_TEST(test_write_error_reported)
+{
+    Dev *d = fa_open("event=write_aio,errno=5,sector=4096", ",werror=report");
+    uint8_t buf[FA_BS];
+
+    fa_fill(buf, 0x11);
+    ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), NVME_SC_WRITE_FAULT,
+              "write of the failing sector");
+    ck_status(nh_write(d->h, d->q, FA_LBA + 8, buf, FA_BS), 0,
+              "write next to it");
+    ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 1);
+    ck_assert(qt_qmp_event_seen(d->qt, "BLOCK_IO_ERROR"));
+    fa_close(d);
+}
+END_TEST
+
+START_TEST(test_write_error_ignored)
+{
+    Dev *d = fa_open("event=write_aio,errno=5,sector=4096", ",werror=ignore");
+    uint8_t buf[FA_BS];
+
+    fa_fill(buf, 0x22);
+    ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), 0,
+              "write with werror=ignore");
+    ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 0);
+    fa_close(d);
+}
+END_TEST
+
+START_TEST(test_flush_error_reported)
+{
+    Dev *d = fa_open("event=flush_to_disk,errno=5", ",werror=report");
+    uint8_t buf[FA_BS];
+
+    fa_fill(buf, 0x33);
+    ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), 0, "write");
+    ck_status(nh_flush(d->h, d->q, 1), NVME_SC_WRITE_FAULT, "flush");
+    fa_close(d);
+}
+END_TEST
+
+static bool fa_wait_runstate(Dev *d, const char *status)
+{
+    g_autofree char *want = g_strdup_printf("\"status\": \"%s\"", status);
+
+    for (int i = 0; i < 500; i++) {
+        g_autofree char *r = qt_qmp(d->qt, "{\"execute\": \"query-status\"}");
+
+        if (strstr(r, want)) {
+            return true;
+        }
+        g_usleep(10000);
+    }
+    return false;
+}
+
+/* ENOSPC once: the default werror=enospc pauses the VM, cont retries. */
+static Dev *fa_stop_on_enospc(uint16_t *cid, const uint8_t *data)
+{
+    Dev *d = fa_open("event=write_aio,errno=28,sector=4096,once=on", "");
+    uint64_t a = nh_alloc(d->h, FA_BS, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    qt_memwrite(d->qt, a, data, FA_BS);
+    nh_sqe_init(&sqe, 0x01, 1);
+    nh_set_prps(d->h, &sqe, a, FA_BS);
+    sqe.cdw10 = FA_LBA;
+    sqe.cdw12 = FA_BS / 512 - 1;
+    *cid = nh_submit(d->h, d->q, &sqe);
+    ck_assert_msg(fa_wait_runstate(d, "io-error"),
+                  "the VM did not stop on ENOSPC");
+    ck_assert(qt_qmp_event_seen(d->qt, "BLOCK_IO_ERROR"));
+    ck_assert_msg(!nh_wait_cid(d->h, d->q, *cid, &cqe, 10 * 1000 * 1000),
+                  "the write completed while the VM was stopped");
+    return d;
+}
+
+START_TEST(test_enospc_stops_then_cont_retries)
+{
+    uint8_t buf[FA_BS], got[FA_BS];
+    g_autofree char *r = NULL;
+    uint16_t cid;
+    NvmeCqe cqe;
+    Dev *d;
+
+    fa_iothread = _i;
+    fa_fill(buf, 0x44);
+    d = fa_stop_on_enospc(&cid, buf);
+    r = qt_qmp(d->qt, "{\"execute\": \"cont\"}");
+    ck_assert_msg(strstr(r, "\"return\""), "cont: %s", r);
+    ck_assert(fa_wait_runstate(d, "running"));
+    ck_assert_msg(nh_wait_cid(d->h, d->q, cid, &cqe, 1000 * 1000 * 1000),
+                  "no completion after cont");
+    ck_status(nh_status(&cqe), 0, "the write, sent again on cont");
+    ck_status(nh_read(d->h, d->q, FA_LBA, got, FA_BS), 0, "read back");
+    ck_assert(!memcmp(buf, got, FA_BS));
+    ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 0);
+    fa_close(d);
+    fa_iothread = false;
+}
+END_TEST
+
+/* A machine reset while a write waits for cont: forgotten, no crash. */
+START_TEST(test_reset_while_stopped)
+{
+    uint8_t buf[FA_BS];
+    g_autofree char *r1 = NULL;
+    g_autofree char *r2 = NULL;
+    uint16_t cid;
+    Dev *d;
+
+    fa_iothread = _i;
+    fa_fill(buf, 0x55);
+    d = fa_stop_on_enospc(&cid, buf);
+    r1 = qt_qmp(d->qt, "{\"execute\": \"system_reset\"}");
+    ck_assert_msg(strstr(r1, "\"return\""), "system_reset: %s", r1);
+    r2 = qt_qmp(d->qt, "{\"execute\": \"cont\"}");
+    ck_assert(fa_wait_runstate(d, "running"));
+    nh_free(d->h);
+    d->h = nh_new(d->qt);
+    nh_enable(d->h, 32);
+    nh_probe(d->h);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), 0,
+              "write after the reset");
+    fa_close(d);
+    fa_iothread = false;
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *tc = tcase_create("blkdebug");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_read_error_reported);
+    tcase_add_test(tc, test_write_error_reported);
+    tcase_add_test(tc, test_write_error_ignored);
+    tcase_add_test(tc, test_flush_error_reported);
+    /* _i: 0 in the main loop, 1 in an IOThread */
+    tcase_add_loop_test(tc, test_enospc_stops_then_cont_retries, 0, 2);
+    tcase_add_loop_test(tc, test_reset_while_stopped, 0, 2);
+    suite_add_tcase(s, tc);
+    return dev_main(s);
+}
