@@ -268,6 +268,9 @@ static uint16_t h3100_set_one(H3100State *s, H3100Req *req, uint8_t fid,
         }
         f->vwc = dw11 & 1;
         blk_set_enable_write_cache(s->blk, f->vwc || s->backend_wce);
+        if (!f->vwc) {
+            h3100_vcache_settle(s);     /* written back as it turns off */
+        }
         return NVME_SUCCESS;
     case NVME_NUMBER_OF_QUEUES:
         return h3100_set_nq(s, req, dw11);

@@ -212,6 +212,10 @@ void h3100_rw_cb(void *opaque, int ret)
     if (ret < 0 && h3100_blk_failed(req, ret)) {
         return;                         /* kept: sent again on `cont` */
     }
+    h3100_vcache_landed(req);
+    if (req->cmd.opcode == NVME_CMD_FLUSH && !req->status) {
+        h3100_vcache_flushed(req->s, req->vc_gen);
+    }
     if (req->cmd.opcode == NVME_CMD_WRITE ||
         req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
         h3100_write_landed(req);
@@ -283,7 +287,9 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
     if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
-    req->aiocb = h3100_write_submit(s, req);
+    if (!h3100_vcache_before_write(s, req)) {
+        req->aiocb = h3100_write_submit(s, req);
+    }
     return NVME_NO_COMPLETE;
 }
 
@@ -292,6 +298,7 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
     H3100Result r = h3100_model_io(s, H3100_OP_FLUSH, 0, 0, false, 0);
 
     req->done_ns = r.done_ns;
+    req->vc_gen = h3100_vcache_flush_begin(s);
     req->aiocb = blk_aio_flush(s->blk, h3100_rw_cb, req);
     return NVME_NO_COMPLETE;
 }
@@ -326,7 +333,9 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
     if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
-    req->aiocb = h3100_write_zeroes_submit(s, req);
+    if (!h3100_vcache_before_write(s, req)) {
+        req->aiocb = h3100_write_zeroes_submit(s, req);
+    }
     return NVME_NO_COMPLETE;
 }
 

@@ -59,6 +59,7 @@ static void h3100_format_start(H3100State *s, H3100Req *req)
     qemu_mutex_lock(&s->model_lock);
     h3100_model_format(s->model);
     qemu_mutex_unlock(&s->model_lock);
+    h3100_vcache_settle(s);
     g_array_set_size(s->uncor, 0);
     h3100_update_lbads(s, lbaf ? 12 : 9);
     req->aiocb = blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
@@ -152,6 +153,7 @@ void h3100_sanitize_timer_cb(void *opaque)
     }
     s->san.wait_io = false;
     s->san.zeroing = true;
+    h3100_vcache_settle(s);
     blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
                           BDRV_REQ_MAY_UNMAP | h3100_durable_flags(s),
                           h3100_sanitize_done_cb, s);

@@ -237,6 +237,12 @@ static void h3100_reset_fn(void *opaque)
     s->stopping = false;
 }
 
+/* Stop fetching commands; what is out still comes back. */
+void h3100_ctrl_stop(H3100State *s)
+{
+    h3100_run_in_ctx(s, h3100_stop_fn, s);
+}
+
 /*
  * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
  * let every block request finish, then free the queues and requests.
@@ -246,7 +252,7 @@ void h3100_ctrl_reset(H3100State *s)
     PCIDevice *pci = PCI_DEVICE(s);
 
     trace_h3100_ctrl_reset();
-    h3100_run_in_ctx(s, h3100_stop_fn, s);
+    h3100_ctrl_stop(s);
     blk_drain(s->blk);
     h3100_run_in_ctx(s, h3100_reset_fn, s);
     if (s->irq_bh) {
@@ -580,6 +586,7 @@ static void h3100_state_init(H3100State *s)
     QTAILQ_INIT(&s->inflight);
     h3100_durable_init(s);
     h3100_blkerr_init(s);
+    h3100_vcache_init(s);
     s->hold = qtest_enabled() || icount_enabled();
     s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
     s->hold_step = 1;
@@ -627,6 +634,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     s->san.active = false;
     blk_drain(s->blk);
     h3100_blkerr_exit(s);
+    h3100_vcache_free_all(s);
     for (unsigned i = 0; i < s->nvec; i++) {
         h3100_timer_free(&s->vec[i].timer);
     }
@@ -722,6 +730,7 @@ static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
     dc->vmsd = &h3100_vmstate;
     device_class_set_legacy_reset(dc, h3100_reset);
     h3100_health_props_init(oc);
+    h3100_power_cut_class_init(oc);
 }
 
 static const TypeInfo h3100_info = {

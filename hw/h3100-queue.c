@@ -342,6 +342,7 @@ static void h3100_req_release(H3100Req *req)
 {
     H3100SQueue *sq = req->sq;
 
+    h3100_vcache_landed(req);
     h3100_req_unmap(req);
     g_free(req->buf);
     req->buf = NULL;

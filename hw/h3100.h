@@ -104,6 +104,9 @@ typedef struct H3100Range {
     uint64_t end;
 } H3100Range;
 
+/* a write no Flush covered yet (h3100-vcache.c) */
+typedef struct H3100VEntry H3100VEntry;
+
 typedef struct H3100Req {
     H3100State *s;
     H3100SQueue *sq;
@@ -130,6 +133,8 @@ typedef struct H3100Req {
     QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
     QTAILQ_ENTRY(H3100Req) durable_entry; /* waiting for a flush */
     QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
+    H3100VEntry *vc_entry;            /* what this write overwrites */
+    uint64_t vc_gen;                  /* Flush: the writes it covers */
     bool parked;                      /* ... on s->retry */
     bool in_flight;
     bool pending;
@@ -339,6 +344,10 @@ struct H3100State {
     uint64_t durable_flushes;
     QTAILQ_HEAD(, H3100Req) durable_next;  /* landed, wait for a flush */
     QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
+    /* the volatile write cache's journal (h3100-vcache.c) */
+    QTAILQ_HEAD(, H3100VEntry) vcache;
+    uint64_t vcache_bytes;
+    uint64_t vcache_gen;              /* Flushes submitted */
     /* host I/O errors (h3100-blkerr.c) */
     QTAILQ_HEAD(, H3100Req) retry;    /* kept until the VM runs again */
     bool retry_scheduled;
@@ -408,6 +417,7 @@ void h3100_update_lbads(H3100State *s, uint32_t lbads);
 /* h3100-regs.c */
 extern const MemoryRegionOps h3100_mmio_ops;
 void h3100_regs_init(H3100State *s);
+void h3100_ctrl_stop(H3100State *s);
 
 /* h3100-queue.c */
 void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
@@ -437,6 +447,19 @@ void h3100_blk_unpark(H3100Req *req);
 void h3100_blk_unpark_all(H3100State *s);
 void h3100_blkerr_init(H3100State *s);
 void h3100_blkerr_exit(H3100State *s);
+
+/* h3100-vcache.c */
+void h3100_vcache_init(H3100State *s);
+void h3100_vcache_free_all(H3100State *s);
+bool h3100_vcache_before_write(H3100State *s, H3100Req *req);
+void h3100_vcache_landed(H3100Req *req);
+uint64_t h3100_vcache_flush_begin(H3100State *s);
+void h3100_vcache_flushed(H3100State *s, uint64_t gen);
+void h3100_vcache_settle(H3100State *s);
+unsigned h3100_vcache_drop(H3100State *s);
+
+/* h3100-powercut.c */
+void h3100_power_cut_class_init(ObjectClass *oc);
 
 /* h3100-durable.c */
 void h3100_durable_init(H3100State *s);

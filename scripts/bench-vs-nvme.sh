@@ -76,7 +76,7 @@ case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
 qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
-[ "$format" = raw ] || [ -x "$qimg" ] || qimg=qemu-img
+[ "$format" = raw ] || [ -x "$qimg" ] || qimg="qemu-img"
 
 say() { printf '[bench-vs-nvme] %s\n' "$*" >&2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vsnvme.XXXXXX")

@@ -26,6 +26,14 @@
 #                       no chance to write anything back; the script's
 #                       output up to LINE is printed and the exit status is
 #                       0 (the script should sleep after printing LINE)
+#   --qmp-on LINE JSON  send the QMP command JSON to QEMU as soon as the
+#                       guest script prints LINE, e.g. a power cut:
+#                       '{"execute": "qom-set", "arguments": {"path":
+#                       "/machine/peripheral/h0", "property": "power-cut",
+#                       "value": "machine"}}' (the drive's id is h0).
+#                       If QEMU then exits (a machine power cut: QEMU
+#                       runs with -no-reboot), the script's output up to
+#                       LINE is printed and the exit status is 0
 #   --append ARGS       extra kernel command line
 #   --log FILE          keep the whole console log in FILE
 #   --verbose           stream the console to stderr while it runs
@@ -61,12 +69,16 @@ qemu_extra=()
 flavour=default
 format=raw
 kill_on=''
+qmp_on=''
+qmp_cmd=''
+qmp_pid=''
 
 while [ $# -gt 0 ]; do
     case $1 in
     --disk) disk=$2; shift ;;
     --format) format=$2; shift ;;
     --kill-on) kill_on=$2; shift ;;
+    --qmp-on) qmp_on=$2; qmp_cmd=$3; shift 2 ;;
     --no-disk) use_disk=0 ;;
     --device-opts) devopts=$2; shift ;;
     --file) files+=("$2"); shift ;;
@@ -170,14 +182,14 @@ if [ "$use_disk" = 1 ]; then
     else
         [ -e "$disk" ] || h3100_die "no $format image $disk (qemu-img create)"
         qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
-        [ -x "$qimg" ] || qimg=qemu-img
+        [ -x "$qimg" ] || qimg="qemu-img"
         dsize=$("$qimg" info -f "$format" --output=json "$disk" |
                 awk -F'[:,]' '/^    "virtual-size"/ { gsub(/ /, "", $2); print $2; exit }')
         [ -n "$dsize" ] || h3100_die "cannot read the virtual size of $disk"
     fi
     [ -n "$devopts" ] || devopts="model-params=user_bytes=$dsize"
     dev_args=(-drive "file=$disk,if=none,id=d0,format=$format"
-              -device "dapustor-h3100,drive=d0,$devopts")
+              -device "dapustor-h3100,id=h0,drive=d0,$devopts")
 fi
 
 log=$tmp/console.log
@@ -195,8 +207,35 @@ kill_at_line() {
     done
 }
 
+# send $qmp_cmd on QEMU's QMP socket once the guest printed $qmp_on
+qmp_at_line() {
+    while kill -0 "$qpid" 2>/dev/null; do
+        if tr -d '\r' <"$gout" | grep -aqxF -- "$qmp_on"; then
+            : >"$tmp/acted"     # first: QEMU may be gone before we return
+            python3 - "$tmp/qmp.sock" "$qmp_cmd" >"$tmp/qmp.out" 2>&1 <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile('rw')
+f.readline()
+for cmd in ('{"execute": "qmp_capabilities"}', sys.argv[2]):
+    f.write(cmd + '\n')
+    f.flush()
+    while True:
+        r = json.loads(f.readline())
+        if 'event' not in r:
+            break
+print(json.dumps(r))
+PY
+            say "QMP at '$qmp_on': $(cat "$tmp/qmp.out")"
+            return
+        fi
+        sleep 0.05
+    done
+}
+
 boot() {
-    rm -f "$tmp/killed"
+    rm -f "$tmp/killed" "$tmp/acted"
     : >"$log"
     : >"$gout"
     say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
@@ -205,10 +244,14 @@ boot() {
         -serial "file:$log" -serial "file:$gout" \
         -initrd "$tmp/initrd" \
         -append "console=ttyS0 panic=-1 $append" \
-        -pidfile "$tmp/qemu.pid" \
+        -pidfile "$tmp/qemu.pid" -qmp "unix:$tmp/qmp.sock,server=on,wait=off" \
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!
     [ -z "$kill_on" ] || kill_at_line &
+    if [ -n "$qmp_on" ]; then
+        qmp_at_line &
+        qmp_pid=$!
+    fi
     if [ "$verbose" = 1 ]; then
         tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
     fi
@@ -222,7 +265,7 @@ boot
 # A TCG guest here has been seen to hang once in early PCI enumeration,
 # before any driver touched the drive: a time-out with no line from the
 # nvme driver on the console is that, and gets one more boot.
-if [ ! -e "$tmp/killed" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
+if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
    ! tr -d '\r' <"$log" | grep -aq 'nvme nvme0'; then
     say "the guest hung before the nvme driver saw the drive; booting again"
     tr -d '\r' <"$log" | tail -n 3 | sed 's/^/  | /' >&2
@@ -237,6 +280,14 @@ if [ -e "$tmp/killed" ]; then
     exit 0
 fi
 end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
+# a QMP action (a power cut of the machine with -no-reboot) ended QEMU
+if [ -z "$end" ] && [ -e "$tmp/acted" ] && [ "$rc" = 0 ]; then
+    wait "$qmp_pid" 2>/dev/null || true    # its reply, on stderr
+    say "QEMU exited after the QMP command at '$qmp_on'"
+    tr -d '\r' <"$gout" | awk -v k="$qmp_on" \
+        'f && $0 == k { exit } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+    exit 0
+fi
 if [ -z "$end" ]; then
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
         say "time-out after ${tmo}s; console log:"

@@ -18,7 +18,7 @@
 
 qemu=${1:-$GUEST_HERE/../../build/qemu-system-x86_64}
 qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
-[ -x "$qimg" ] || qimg=qemu-img
+[ -x "$qimg" ] || qimg="qemu-img"
 formats=${H3100_KILL_FORMATS:-raw qcow2}
 
 job() {
