@@ -37,6 +37,9 @@
 #   --append ARGS       extra kernel command line
 #   --log FILE          keep the whole console log in FILE
 #   --verbose           stream the console to stderr while it runs
+#   --stream            stream the script's output to stderr while it runs
+#                       (long runs: it is still printed on stdout at the end)
+#   --pidfile FILE      QEMU writes its pid there (to watch its memory)
 #
 # The script runs as root under busybox sh in /guest (the initramfs), with
 # nvme-cli, lspci and busybox; the drive is /dev/nvme0 and /dev/nvme0n1.
@@ -72,6 +75,8 @@ kill_on=''
 qmp_on=''
 qmp_cmd=''
 qmp_pid=''
+stream=0
+pidfile=''
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -93,6 +98,8 @@ while [ $# -gt 0 ]; do
     --append) append=$2; shift ;;
     --log) keep_log=$2; shift ;;
     --verbose) verbose=1 ;;
+    --stream) stream=1 ;;
+    --pidfile) pidfile=$2; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
     --) shift; qemu_extra=("$@"); break ;;
     -*) h3100_die "unknown option: $1 (try --help)" ;;
@@ -200,7 +207,7 @@ gout=$tmp/guest.out
 kill_at_line() {
     while kill -0 "$qpid" 2>/dev/null; do
         if tr -d '\r' <"$gout" | grep -aqxF -- "$kill_on"; then
-            kill -KILL "$(cat "$tmp/qemu.pid")" && : >"$tmp/killed"
+            kill -KILL "$(cat "${pidfile:-$tmp/qemu.pid}")" && : >"$tmp/killed"
             return
         fi
         sleep 0.05
@@ -244,7 +251,7 @@ boot() {
         -serial "file:$log" -serial "file:$gout" \
         -initrd "$tmp/initrd" \
         -append "console=ttyS0 panic=-1 $append" \
-        -pidfile "$tmp/qemu.pid" -qmp "unix:$tmp/qmp.sock,server=on,wait=off" \
+        -pidfile "${pidfile:-$tmp/qemu.pid}" -qmp "unix:$tmp/qmp.sock,server=on,wait=off" \
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!
     [ -z "$kill_on" ] || kill_at_line &
@@ -254,6 +261,9 @@ boot() {
     fi
     if [ "$verbose" = 1 ]; then
         tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
+    fi
+    if [ "$stream" = 1 ]; then
+        tail -n +1 -f --pid="$qpid" "$gout" | tr -d '\r' | sed 's/^/  > /' >&2 &
     fi
     rc=0
     wait "$qpid" || rc=$?
