@@ -30,13 +30,14 @@ typedef struct Hostile {
     uint64_t ioq_mem;                 /* RAM for queues made at random */
     NvmeQueue *q[3];                  /* I/O queue pairs 1 and 2 */
     unsigned cqes, ok;                /* completions reaped, successes */
+    unsigned cuts;                    /* power cuts by the host */
 } Hostile;
 
 static const char *const configs[] = {
     "",
-    ",timing=off",
+    ",timing=off,vwc=on",
     ",iothread=io0",
-    ",iothread=io0,timing=off",
+    ",iothread=io0,timing=off,vwc=on",
 };
 
 static uint64_t env_u64(const char *name, uint64_t def)
@@ -216,6 +217,21 @@ static void hostile_reap(Hostile *x)
     }
 }
 
+static void hostile_restart(Hostile *x, const char *where);
+
+/* The host cuts the drive's power in the middle of it all. */
+static void hostile_power_cut(Hostile *x)
+{
+    g_autofree char *r = qt_qmp(x->d->qt, "{\"execute\": \"qom-set\", "
+                                "\"arguments\": {\"path\": "
+                                "\"/machine/peripheral/h0\", \"property\": "
+                                "\"power-cut\", \"value\": \"drive\"}}");
+
+    ck_assert_msg(strstr(r, "\"return\""), "power cut: %s", r);
+    x->cuts++;
+    hostile_restart(x, "after a power cut");
+}
+
 static void hostile_act(Hostile *x)
 {
     switch (rnd(x, 20)) {
@@ -236,6 +252,8 @@ static void hostile_act(Hostile *x)
         if (rnd(x, 4) == 0) {
             nh_wr32(x->d->h, NVME_REG_CC, 0);
             nh_wr32(x->d->h, NVME_REG_CC, NVME_CC_DEFAULT | NVME_CC_EN);
+        } else if (rnd(x, 16) == 0) {
+            hostile_power_cut(x);
         }
         break;
     case 16 ... 17:
@@ -319,7 +337,9 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
     Hostile x = { .rng = g_rand_new_with_seed(seed * 1000003u + round) };
 
     fprintf(stderr, "hostile: %s, %u actions\n", where, actions);
-    x.d = dev_open_drive(drive, cfg, strstr(cfg, "iothread") ?
+    g_autofree char *devopts = g_strdup_printf(",id=h0%s", cfg);
+
+    x.d = dev_open_drive(drive, devopts, strstr(cfg, "iothread") ?
                          "-object iothread,id=io0" : "");
     x.scratch = nh_alloc(x.d->h, SCRATCH_BYTES, 4096);
     x.prp_list = nh_alloc(x.d->h, 4096, 4096);
@@ -347,7 +367,8 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
             lines++;
         }
         fprintf(stderr, "hostile: %u completions reaped (%u successful), "
-                "%u guest errors logged\n", x.cqes, x.ok, lines);
+                "%u guest errors logged, %u power cuts\n", x.cqes, x.ok,
+                lines, x.cuts);
     }
     dev_close(x.d);
     if (img) {
