@@ -63,6 +63,15 @@ Dev *dev_open_drive(const char *drive, const char *devopts,
     return d;
 }
 
+void dev_reprobe(Dev *d)
+{
+    nh_free(d->h);
+    d->h = nh_new(d->qt);
+    nh_enable(d->h, 32);
+    nh_probe(d->h);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+}
+
 void dev_close(Dev *d)
 {
     qt_quit(d->qt);

@@ -47,6 +47,11 @@ static inline Dev *dev_open(void)
 {
     return dev_open_full(NULL, "", "");
 }
+/*
+ * The controller lost its state (a power cut, a machine reset): forget
+ * the host driver's queues and bring it up again, with I/O queue pair 1.
+ */
+void dev_reprobe(Dev *d);
 /* Stop QEMU (checking it exits cleanly) and free everything. */
 void dev_close(Dev *d);
 

@@ -426,14 +426,8 @@ bool qt_start_fails(char **err, const char *fmt, ...)
     return WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0;
 }
 
-void qt_quit(QTest *s)
+static void qt_close_sockets(QTest *s)
 {
-    char st[96];
-    int64_t deadline;
-
-    if (!qt_alive(s)) {
-        qt_fail(s, "QEMU died before the end of the test");
-    }
     if (s->fd >= 0) {
         close(s->fd);
         s->fd = -1;
@@ -442,6 +436,17 @@ void qt_quit(QTest *s)
         close(s->qmp_fd);
         s->qmp_fd = -1;
     }
+}
+
+void qt_quit(QTest *s)
+{
+    char st[96];
+    int64_t deadline;
+
+    if (!qt_alive(s)) {
+        qt_fail(s, "QEMU died before the end of the test");
+    }
+    qt_close_sockets(s);
     kill(s->pid, SIGTERM);
     deadline = qt_wall_ms() + QT_QUIT_TIMEOUT_MS;
     while (qt_alive(s)) {
@@ -575,14 +580,7 @@ void qt_kill(QTest *s)
     if (!qt_alive(s)) {
         qt_fail(s, "QEMU died before it was to be killed");
     }
-    if (s->fd >= 0) {
-        close(s->fd);
-        s->fd = -1;
-    }
-    if (s->qmp_fd >= 0) {
-        close(s->qmp_fd);
-        s->qmp_fd = -1;
-    }
+    qt_close_sockets(s);
     kill(s->pid, SIGKILL);
     waitpid(s->pid, &s->wstatus, 0);
     s->exited = true;

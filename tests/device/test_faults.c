@@ -207,11 +207,7 @@ START_TEST(test_reset_while_stopped)
     ck_assert_msg(strstr(r1, "\"return\""), "system_reset: %s", r1);
     r2 = qt_qmp(d->qt, "{\"execute\": \"cont\"}");
     ck_assert(fa_wait_runstate(d, "running"));
-    nh_free(d->h);
-    d->h = nh_new(d->qt);
-    nh_enable(d->h, 32);
-    nh_probe(d->h);
-    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    dev_reprobe(d);
     ck_status(nh_write(d->h, d->q, FA_LBA, buf, FA_BS), 0,
               "write after the reset");
     fa_close(d);

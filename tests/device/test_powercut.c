@@ -73,11 +73,7 @@ static char *pc_cut(Dev *d, const char *how)
 static void pc_reprobe(Dev *d)
 {
     ck_assert_uint_eq(nh_rd32(d->h, 0x1c) & 1, 0);    /* CSTS.RDY */
-    nh_free(d->h);
-    d->h = nh_new(d->qt);
-    nh_enable(d->h, 32);
-    nh_probe(d->h);
-    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    dev_reprobe(d);
 }
 
 static void pc_cut_ok(Dev *d, const char *how)
@@ -197,11 +193,7 @@ START_TEST(test_machine_cut_resets)
     }
     ck_assert(qt_qmp_event_seen(d->qt, "RESET"));
     /* the machine reset cleared the bus master bit: probe from scratch */
-    nh_free(d->h);
-    d->h = nh_new(d->qt);
-    nh_enable(d->h, 32);
-    nh_probe(d->h);
-    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    dev_reprobe(d);
     ck_assert(pc_holds(d, 0, 0));
     dev_close(d);
 }
