@@ -28,11 +28,16 @@ static void du_pattern(uint8_t *buf, unsigned i, unsigned gen)
     }
 }
 
+static bool du_iothread;              /* the loop tests' second pass */
+
 static Dev *du_open(const char *img, const char *fmt, const char *opts)
 {
     g_autofree char *drive = g_strdup_printf("file=%s,format=%s", img, fmt);
+    g_autofree char *o = g_strdup_printf("%s%s", opts,
+                                         du_iothread ? ",iothread=io0" : "");
 
-    return dev_open_drive(drive, opts, "");
+    return dev_open_drive(drive, o, du_iothread ?
+                          "-object iothread,id=io0" : "");
 }
 
 /* Write blocks [@from, @to) with generation @gen; each one completes. */
@@ -87,6 +92,7 @@ static unsigned du_write_kill_count(const char *fmt, const char *opts)
 
 START_TEST(test_qcow2_keeps_completed_writes)
 {
+    du_iothread = _i;                   /* 0: main loop, 1: an IOThread */
     ck_assert_uint_eq(du_write_kill_count("qcow2", ""), DU_BLOCKS);
 }
 END_TEST
@@ -170,7 +176,7 @@ int main(void)
     TCase *tc = tcase_create("kill");
 
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_qcow2_keeps_completed_writes);
+    tcase_add_loop_test(tc, test_qcow2_keeps_completed_writes, 0, 2);
     tcase_add_test(tc, test_raw_keeps_completed_writes);
     tcase_add_test(tc, test_kill_safe_off_loses_writes);
     tcase_add_test(tc, test_vwc_flushed_writes_survive);
