@@ -7,9 +7,9 @@
  *
  * Read, Write (FUA), Flush, Write Zeroes, Dataset Management (deallocate),
  * Compare and Write Uncorrectable.  The model times every command; the
- * data moves through the block layer asynchronously.  Deallocated and
- * zeroed blocks are zeroed on the backend too (MAY_UNMAP), so they read
- * as zeroes.  Write Uncorrectable marks LBAs: reads and compares of them
+ * data moves through the block layer asynchronously.  Zeroed and
+ * deallocated blocks are zeroed on the backend where it has them
+ * allocated (h3100_unmap()), so they read as zeroes.  Write Uncorrectable marks LBAs: reads and compares of them
  * fail with Unrecovered Read Error (a media error) until rewritten.
  */
 
@@ -305,11 +305,15 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
 
 /* ---- write zeroes, deallocate, write uncorrectable ------------------- */
 
-BlockAIOCB *h3100_write_zeroes_submit(H3100State *s, H3100Req *req)
+/*
+ * Zeroes only where the backend has data: a guest's Write Zeroes over
+ * the namespace must not allocate the whole image on the host.
+ */
+void h3100_write_zeroes_submit(H3100State *s, H3100Req *req)
 {
-    return blk_aio_pwrite_zeroes(s->blk, req->offset, req->bytes,
-                                 BDRV_REQ_MAY_UNMAP | h3100_fua_flags(s, req),
-                                 h3100_rw_cb, req);
+    req->aiocb = NULL;
+    h3100_unmap(s, req, req->offset, req->bytes, h3100_fua_flags(s, req),
+                h3100_rw_cb, req);
 }
 
 static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
@@ -334,7 +338,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
     if (!h3100_vcache_before_write(s, req)) {
-        req->aiocb = h3100_write_zeroes_submit(s, req);
+        h3100_write_zeroes_submit(s, req);
     }
     return NVME_NO_COMPLETE;
 }
@@ -390,9 +394,8 @@ static void h3100_dsm_next(H3100Req *req)
         req->done_ns = MAX(req->done_ns, res.done_ns);
         h3100_uncor_remove(s, start, stop);
         req->range_done += stop - start;
-        req->aiocb = blk_aio_pwrite_zeroes(s->blk, start, stop - start,
-                                           BDRV_REQ_MAY_UNMAP,
-                                           h3100_dsm_cb, req);
+        req->aiocb = NULL;
+        h3100_unmap(s, req, start, stop - start, 0, h3100_dsm_cb, req);
         return;
     }
     h3100_write_landed(req);

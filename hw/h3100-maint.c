@@ -62,9 +62,8 @@ static void h3100_format_start(H3100State *s, H3100Req *req)
     h3100_vcache_settle(s);
     g_array_set_size(s->uncor, 0);
     h3100_update_lbads(s, lbaf ? 12 : 9);
-    req->aiocb = blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
-                                       BDRV_REQ_MAY_UNMAP, h3100_format_cb,
-                                       req);
+    req->aiocb = NULL;
+    h3100_unmap(s, req, 0, s->ns_bytes, 0, h3100_format_cb, req);
 }
 
 uint16_t h3100_format(H3100State *s, H3100Req *req)
@@ -154,9 +153,8 @@ void h3100_sanitize_timer_cb(void *opaque)
     s->san.wait_io = false;
     s->san.zeroing = true;
     h3100_vcache_settle(s);
-    blk_aio_pwrite_zeroes(s->blk, 0, s->ns_bytes,
-                          BDRV_REQ_MAY_UNMAP | h3100_durable_flags(s),
-                          h3100_sanitize_done_cb, s);
+    h3100_unmap(s, NULL, 0, s->ns_bytes, h3100_durable_flags(s),
+                h3100_sanitize_done_cb, s);
 }
 
 uint16_t h3100_sanitize(H3100State *s, H3100Req *req)

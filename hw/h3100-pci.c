@@ -253,6 +253,7 @@ void h3100_ctrl_reset(H3100State *s)
 
     trace_h3100_ctrl_reset();
     h3100_ctrl_stop(s);
+    h3100_unmap_wait(s, false);
     blk_drain(s->blk);
     h3100_run_in_ctx(s, h3100_reset_fn, s);
     if (s->irq_bh) {
@@ -630,8 +631,10 @@ static void h3100_exit(PCIDevice *pci_dev)
 {
     H3100State *s = DAPUSTOR_H3100(pci_dev);
 
+    s->exiting = true;
     h3100_ctrl_reset(s);
     s->san.active = false;
+    h3100_unmap_wait(s, true);
     blk_drain(s->blk);
     h3100_blkerr_exit(s);
     h3100_vcache_free_all(s);

@@ -36,6 +36,7 @@ static void h3100_power_cut(H3100State *s, bool machine)
     unsigned dropped;
 
     h3100_ctrl_stop(s);
+    h3100_unmap_wait(s, false);
     blk_drain(s->blk);
     /* every write has landed now, the kept ones are aborted */
     h3100_run_in_ctx(s, h3100_unpark_fn, s);

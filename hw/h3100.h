@@ -358,6 +358,9 @@ struct H3100State {
     uint64_t dbbuf_eis;
     bool dbbuf_enabled;
     bool stopping;                    /* reset in progress: no new I/O */
+    bool exiting;                     /* the device goes away */
+    unsigned unmaps;                  /* h3100_unmap()s running */
+    unsigned unmaps_req;              /* ... of them for a command */
 
     /* admin state */
     H3100Features feat;
@@ -461,6 +464,12 @@ unsigned h3100_vcache_drop(H3100State *s);
 /* h3100-powercut.c */
 void h3100_power_cut_class_init(ObjectClass *oc);
 
+/* h3100-unmap.c */
+void h3100_unmap(H3100State *s, H3100Req *req, uint64_t offset,
+                 uint64_t bytes, BdrvRequestFlags flags,
+                 BlockCompletionFunc *cb, void *opaque);
+void h3100_unmap_wait(H3100State *s, bool all);
+
 /* h3100-durable.c */
 void h3100_durable_init(H3100State *s);
 bool h3100_durable_needed(H3100State *s);
@@ -532,7 +541,7 @@ bool h3100_req_cancelled(H3100Req *req);
 void h3100_rw_cb(void *opaque, int ret);
 void h3100_compare_cb(void *opaque, int ret);
 BlockAIOCB *h3100_write_submit(H3100State *s, H3100Req *req);
-BlockAIOCB *h3100_write_zeroes_submit(H3100State *s, H3100Req *req);
+void h3100_write_zeroes_submit(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);

@@ -260,10 +260,10 @@ boot() {
         qmp_pid=$!
     fi
     if [ "$verbose" = 1 ]; then
-        tail -n +1 -f --pid="$qpid" "$log" | tr -d '\r' >&2 &
+        tail -n +1 -f --pid="$qpid" "$log" | sed -u 's/\r//g' >&2 &
     fi
     if [ "$stream" = 1 ]; then
-        tail -n +1 -f --pid="$qpid" "$gout" | tr -d '\r' | sed 's/^/  > /' >&2 &
+        tail -n +1 -f --pid="$qpid" "$gout" | sed -u 's/\r//g; s/^/  > /' >&2 &
     fi
     rc=0
     wait "$qpid" || rc=$?

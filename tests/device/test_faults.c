@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dev.h"
@@ -215,6 +216,139 @@ START_TEST(test_reset_while_stopped)
 }
 END_TEST
 
+/* ---- the host's disk: deallocation must not allocate ---------------- */
+
+static uint64_t fa_allocated(const char *path)
+{
+    struct stat st;
+
+    ck_assert(stat(path, &st) == 0);
+    return (uint64_t)st.st_blocks * 512;
+}
+
+static uint16_t fa_admin(Dev *d, uint8_t opc, uint32_t cdw10)
+{
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, opc, 1);
+    sqe.cdw10 = cdw10;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    return nh_status(&cqe);
+}
+
+/*
+ * A sparse image with 1 MiB written: Format, a whole-namespace DSM, Write
+ * Zeroes over 128 MiB and a Sanitize each make it read as zeroes without
+ * allocating the rest (the
+ * soak's Format of a 0.8 TB image once wrote 800 GB and filled the disk).
+ */
+START_TEST(test_deallocation_keeps_image_sparse)
+{
+    Dev *d = dev_open();
+    uint8_t buf[FA_BS], got[FA_BS], zero[FA_BS] = { 0 };
+    uint64_t a = nh_alloc(d->h, 4096, 4096), before;
+    uint32_t range[4] = { 0, DEV_NS_LBAS, 0, 0 };  /* attrs, NLB, SLBA */
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    fa_fill(buf, 0x66);
+    for (unsigned i = 0; i < 256; i++) {
+        ck_status(nh_write(d->h, d->q, FA_LBA + i * 8, buf, FA_BS), 0,
+                  "write %u", i);
+    }
+    before = fa_allocated(d->img);
+    switch (_i) {
+    case 0:
+        ck_status(fa_admin(d, 0x80, 0), 0, "Format");
+        break;
+    case 1:
+        qt_memwrite(d->qt, a, range, sizeof(range));
+        nh_sqe_init(&sqe, 0x09, 1);
+        sqe.prp1 = a;
+        sqe.cdw11 = 1u << 2;            /* AD: deallocate */
+        cqe = nh_cmd(d->h, d->q, &sqe);
+        ck_status(nh_status(&cqe), 0, "DSM deallocate of the namespace");
+        break;
+    case 2:
+        /* 4 x 32 MiB, the written MiB among them */
+        for (unsigned i = 0; i < 4; i++) {
+            ck_status(nh_io(d->h, d->q, 0x08, 1, (uint64_t)i * 65536, 65536,
+                            0, 0, NULL), 0, "Write Zeroes %u", i);
+        }
+        break;
+    default:
+        ck_status(fa_admin(d, 0x84, 2 /* block erase */), 0, "Sanitize");
+        for (int i = 0; i < 600; i++) {
+            uint8_t log[512];
+
+            ck_status(nh_get_log(d->h, 0x81, 0, log, sizeof(log), 0), 0,
+                      "sanitize log");
+            if ((le16_at(log, 2) & 7) != 2) {
+                break;
+            }
+            qt_clock_step(d->qt, 1000000000);
+        }
+        break;
+    }
+    ck_status(nh_read(d->h, d->q, FA_LBA, got, FA_BS), 0, "read");
+    ck_assert(!memcmp(got, zero, FA_BS));
+    fprintf(stderr, "deallocation %d: image allocated %" PRIu64 " KiB "
+            "before, %" PRIu64 " KiB after\n", _i, before >> 10,
+            fa_allocated(d->img) >> 10);
+    ck_assert_uint_le(fa_allocated(d->img), before + (4 << 20));
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * A reset while a Format or a Sanitize zeroes the backend step by step
+ * (an image with 256 data extents, each zeroing throttled to 50 a
+ * second): the reset waits for the Format's step in flight, and not at
+ * all for the Sanitize (it goes on across resets), never for a drain
+ * that would not end (the drain would hold the next step back while the
+ * zeroing waited for it).  _i: Format, Sanitize; main loop, IOThread.
+ */
+START_TEST(test_reset_during_format)
+{
+    g_autofree char *img = qt_backing_file("fa-ext.img", DEV_NS_BYTES, "raw");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw,"
+                                             "throttling.iops-write=50", img);
+    uint8_t buf[FA_BS];
+    NvmeSqe sqe;
+    Dev *d;
+    FILE *f = fopen(img, "r+");
+
+    fa_fill(buf, 0x77);
+    for (unsigned i = 0; i < 256; i++) {
+        ck_assert(fseek(f, (long)i << 20, SEEK_SET) == 0);
+        ck_assert(fwrite(buf, FA_BS, 1, f) == 1);
+    }
+    fclose(f);
+    d = _i & 1 ?
+        dev_open_drive(drive, ",iothread=io0", "-object iothread,id=io0") :
+        dev_open_drive(drive, "", "");
+    if (_i < 2) {
+        nh_sqe_init(&sqe, 0x80, 1);
+    } else {
+        nh_sqe_init(&sqe, 0x84, 0);
+        sqe.cdw10 = 2;                  /* block erase */
+    }
+    nh_submit(d->h, d->h->admin, &sqe);
+    /* past the model's erase time: the zeroing starts */
+    qt_clock_step(d->qt, _i < 2 ? 1000000 : 600 * 1000000000LL);
+    g_usleep(100000);                   /* a few steps of zeroing */
+    nh_disable(d->h);
+    dev_reprobe(d);
+    if (_i < 2) {
+        ck_status(nh_read(d->h, d->q, FA_LBA, buf, FA_BS), 0,
+                  "read after the reset");
+    }
+    dev_close(d);
+    unlink(img);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("faults");
@@ -228,6 +362,9 @@ int main(void)
     /* _i: 0 in the main loop, 1 in an IOThread */
     tcase_add_loop_test(tc, test_enospc_stops_then_cont_retries, 0, 2);
     tcase_add_loop_test(tc, test_reset_while_stopped, 0, 2);
+    tcase_add_loop_test(tc, test_reset_during_format, 0, 4);
+    /* _i: Format, DSM, Write Zeroes, Sanitize */
+    tcase_add_loop_test(tc, test_deallocation_keeps_image_sparse, 0, 4);
     suite_add_tcase(s, tc);
     return dev_main(s);
 }
