@@ -565,6 +565,19 @@ char *qt_qmp(QTest *s, const char *fmt, ...)
     return qt_qmp_reply(s);
 }
 
+void qt_qmp_ok(QTest *s, const char *fmt, ...)
+{
+    g_autofree char *json = NULL;
+    g_autofree char *r = NULL;
+    va_list ap;
+
+    va_start(ap, fmt);
+    json = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    r = qt_qmp(s, "%s", json);
+    ck_assert_msg(strstr(r, "\"return\""), "QMP %s: %s", json, r);
+}
+
 bool qt_qmp_event_seen(QTest *s, const char *name)
 {
     g_autofree char *pat = g_strdup_printf("\"event\": \"%s\"", name);

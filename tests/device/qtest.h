@@ -57,6 +57,8 @@ void qt_quit(QTest *s);
  * qt_qmp_event_seen().
  */
 char *qt_qmp(QTest *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* The same, failing the test unless the command succeeded. */
+void qt_qmp_ok(QTest *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 /* Has QEMU sent the QMP event @name (e.g. "BLOCK_IO_ERROR") so far? */
 bool qt_qmp_event_seen(QTest *s, const char *name);
 

@@ -222,12 +222,9 @@ static void hostile_restart(Hostile *x, const char *where);
 /* The host cuts the drive's power in the middle of it all. */
 static void hostile_power_cut(Hostile *x)
 {
-    g_autofree char *r = qt_qmp(x->d->qt, "{\"execute\": \"qom-set\", "
-                                "\"arguments\": {\"path\": "
-                                "\"/machine/peripheral/h0\", \"property\": "
-                                "\"power-cut\", \"value\": \"drive\"}}");
-
-    ck_assert_msg(strstr(r, "\"return\""), "power cut: %s", r);
+    qt_qmp_ok(x->d->qt, "{\"execute\": \"qom-set\", \"arguments\": "
+              "{\"path\": \"/machine/peripheral/h0\", \"property\": "
+              "\"power-cut\", \"value\": \"drive\"}}");
     x->cuts++;
     hostile_restart(x, "after a power cut");
 }
