@@ -87,10 +87,8 @@ static void h3100_blk_resubmit(H3100Req *req)
                                   BDRV_SECTOR_SIZE, h3100_rw_cb, req);
         break;
     case NVME_CMD_WRITE:
-        req->aiocb = h3100_write_submit(s, req);
-        break;
     case NVME_CMD_WRITE_ZEROES:
-        h3100_write_zeroes_submit(s, req);
+        h3100_write_send(s, req);
         break;
     case NVME_CMD_FLUSH:
         req->aiocb = blk_aio_flush(s->blk, h3100_rw_cb, req);

@@ -9,8 +9,9 @@
  * Compare and Write Uncorrectable.  The model times every command; the
  * data moves through the block layer asynchronously.  Zeroed and
  * deallocated blocks are zeroed on the backend where it has them
- * allocated (h3100_unmap()), so they read as zeroes.  Write Uncorrectable marks LBAs: reads and compares of them
- * fail with Unrecovered Read Error (a media error) until rewritten.
+ * allocated (h3100_unmap()), so they read as zeroes.  Write
+ * Uncorrectable marks LBAs: reads and compares of them fail with
+ * Unrecovered Read Error (a media error) until rewritten.
  */
 
 #include "qemu/osdep.h"
@@ -256,16 +257,27 @@ static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
     return blk_aio_pwritev(s->blk, offset, iov, BDRV_REQ_FUA, cb, cb_opaque);
 }
 
-BlockAIOCB *h3100_write_submit(H3100State *s, H3100Req *req)
+/*
+ * Send a Write's or a Write Zeroes' block I/O (again, after werror=stop;
+ * or once the volatile cache has read what it overwrites).  Write Zeroes
+ * zeroes only where the backend has data: a guest's Write Zeroes over
+ * the namespace must not allocate the whole image on the host.
+ */
+void h3100_write_send(H3100State *s, H3100Req *req)
 {
-    if (h3100_fua_flags(s, req)) {
-        return dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
-                          h3100_pwritev_fua, s, h3100_rw_cb, req,
-                          DMA_DIRECTION_TO_DEVICE);
+    req->aiocb = NULL;
+    if (req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
+        h3100_unmap(s, req, req->offset, req->bytes, h3100_fua_flags(s, req),
+                    h3100_rw_cb, req);
+    } else if (h3100_fua_flags(s, req)) {
+        req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
+                                h3100_pwritev_fua, s, h3100_rw_cb, req,
+                                DMA_DIRECTION_TO_DEVICE);
+    } else {
+        /* the backend writes through, or the user let it cache */
+        req->aiocb = dma_blk_write(s->blk, &req->qsg, req->offset,
+                                   BDRV_SECTOR_SIZE, h3100_rw_cb, req);
     }
-    /* the backend writes through, or the user let it cache */
-    return dma_blk_write(s->blk, &req->qsg, req->offset, BDRV_SECTOR_SIZE,
-                         h3100_rw_cb, req);
 }
 
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
@@ -288,7 +300,7 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
     if (!h3100_vcache_before_write(s, req)) {
-        req->aiocb = h3100_write_submit(s, req);
+        h3100_write_send(s, req);
     }
     return NVME_NO_COMPLETE;
 }
@@ -304,17 +316,6 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
 }
 
 /* ---- write zeroes, deallocate, write uncorrectable ------------------- */
-
-/*
- * Zeroes only where the backend has data: a guest's Write Zeroes over
- * the namespace must not allocate the whole image on the host.
- */
-void h3100_write_zeroes_submit(H3100State *s, H3100Req *req)
-{
-    req->aiocb = NULL;
-    h3100_unmap(s, req, req->offset, req->bytes, h3100_fua_flags(s, req),
-                h3100_rw_cb, req);
-}
 
 static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
 {
@@ -338,7 +339,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
     }
     if (!h3100_vcache_before_write(s, req)) {
-        h3100_write_zeroes_submit(s, req);
+        h3100_write_send(s, req);
     }
     return NVME_NO_COMPLETE;
 }

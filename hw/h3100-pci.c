@@ -237,12 +237,6 @@ static void h3100_reset_fn(void *opaque)
     s->stopping = false;
 }
 
-/* Stop fetching commands; what is out still comes back. */
-void h3100_ctrl_stop(H3100State *s)
-{
-    h3100_run_in_ctx(s, h3100_stop_fn, s);
-}
-
 /*
  * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
  * let every block request finish, then free the queues and requests.
@@ -252,7 +246,7 @@ void h3100_ctrl_reset(H3100State *s)
     PCIDevice *pci = PCI_DEVICE(s);
 
     trace_h3100_ctrl_reset();
-    h3100_ctrl_stop(s);
+    h3100_run_in_ctx(s, h3100_stop_fn, s);
     h3100_unmap_wait(s, false);
     blk_drain(s->blk);
     h3100_run_in_ctx(s, h3100_reset_fn, s);

@@ -26,25 +26,20 @@
 #include "h3100.h"
 #include "trace.h"
 
-static void h3100_unpark_fn(void *opaque)
-{
-    h3100_blk_unpark_all(opaque);
-}
-
 static void h3100_power_cut(H3100State *s, bool machine)
 {
     unsigned dropped;
 
-    h3100_ctrl_stop(s);
-    h3100_unmap_wait(s, false);
-    blk_drain(s->blk);
-    /* every write has landed now, the kept ones are aborted */
-    h3100_run_in_ctx(s, h3100_unpark_fn, s);
+    /*
+     * The reset lets every block request land and releases every command
+     * (those werror=stop kept too) without a completion; the controller
+     * is then off, so no new write comes before the unflushed are dropped.
+     */
+    h3100_ctrl_reset(s);
     dropped = h3100_vcache_drop(s);
     s->power_cycles++;
     s->unsafe_shutdowns++;
     trace_h3100_power_cut(machine, dropped);
-    h3100_ctrl_reset(s);
     h3100_regs_init(s);
     if (machine) {
         qemu_system_reset_request(SHUTDOWN_CAUSE_HOST_QMP_SYSTEM_RESET);

@@ -80,11 +80,7 @@ static void h3100_vcache_read_cb(void *opaque, int ret)
         return;
     }
     e->valid = ret >= 0;
-    if (req->cmd.opcode == NVME_CMD_WRITE) {
-        req->aiocb = h3100_write_submit(s, req);
-    } else {
-        h3100_write_zeroes_submit(s, req);
-    }
+    h3100_write_send(s, req);
 }
 
 /*

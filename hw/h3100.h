@@ -420,7 +420,6 @@ void h3100_update_lbads(H3100State *s, uint32_t lbads);
 /* h3100-regs.c */
 extern const MemoryRegionOps h3100_mmio_ops;
 void h3100_regs_init(H3100State *s);
-void h3100_ctrl_stop(H3100State *s);
 
 /* h3100-queue.c */
 void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
@@ -540,8 +539,7 @@ uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
 bool h3100_req_cancelled(H3100Req *req);
 void h3100_rw_cb(void *opaque, int ret);
 void h3100_compare_cb(void *opaque, int ret);
-BlockAIOCB *h3100_write_submit(H3100State *s, H3100Req *req);
-void h3100_write_zeroes_submit(H3100State *s, H3100Req *req);
+void h3100_write_send(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
