@@ -41,27 +41,12 @@
 #include "crc32c.h"
 #include "hugealloc.h"
 #include "model_priv.h"
+#include "state_format.h"
 
 #define STATE_MAGIC "H3100ST\n"
 #define STATE_VERSION 3u
 #define STATE_VERSION_MIN 1u
 
-typedef struct StateHeader {
-    char magic[8];
-    uint32_t version;
-    uint32_t header_crc;              /* with this field zero */
-    uint64_t payload_bytes;
-    uint32_t payload_crc;
-    uint32_t family;
-    char profile[32];
-    uint64_t user_bytes;
-    uint32_t geo[8];
-    uint32_t factory_bad_ppm;
-    uint32_t flags;                   /* H3100_STATE_DIRTY */
-} StateHeader;
-
-_Static_assert(sizeof(StateHeader) == 112, "the header is part of the format");
-_Static_assert(sizeof(ThermalStats) == 40, "saved as is (version 3)");
 
 typedef struct Stream {
     FILE *f;

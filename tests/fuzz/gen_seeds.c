@@ -19,14 +19,8 @@
 #include "crc32c.h"
 #include "fuzz_config.h"
 #include "model_priv.h"
+#include "state_format.h"
 
-#define HDR_VERSION     8
-#define HDR_CRC         12
-#define HDR_PAYLOAD     16
-#define HDR_PAYLOAD_CRC 24
-#define HDR_BYTES       112
-#define THERMAL_BYTES   40
-#define EXTRA_LEN_BYTES 8
 
 static const char *out_dir;
 static H3100Config cfg;
@@ -108,14 +102,14 @@ static void save_older(const char *from, const char *name, uint32_t version,
     }
     memmove(buf + len - keep - cut, buf + len - keep, keep);
     len -= cut;
-    memcpy(buf + HDR_VERSION, &version, 4);
-    payload = len - HDR_BYTES;
-    memcpy(buf + HDR_PAYLOAD, &payload, 8);
-    crc = crc32c(buf + HDR_BYTES, payload);
-    memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
-    memset(buf + HDR_CRC, 0, 4);
-    crc = crc32c(buf, HDR_BYTES);
-    memcpy(buf + HDR_CRC, &crc, 4);
+    memcpy(buf + STATE_HDR_VERSION, &version, 4);
+    payload = len - STATE_HDR_BYTES;
+    memcpy(buf + STATE_HDR_PAYLOAD, &payload, 8);
+    crc = crc32c(buf + STATE_HDR_BYTES, payload);
+    memcpy(buf + STATE_HDR_PAYLOAD_CRC, &crc, 4);
+    memset(buf + STATE_HDR_CRC, 0, 4);
+    crc = crc32c(buf, STATE_HDR_BYTES);
+    memcpy(buf + STATE_HDR_CRC, &crc, 4);
     if (!g_file_set_contents(path, (char *)buf, len, &err)) {
         die(path, err);
     }
@@ -207,9 +201,9 @@ int main(int argc, char **argv)
     write_at(m, 3, 77, 300);
     save(m, "sanitized.state", NULL, 0, 0);
 
-    save_older("streams.state", "streams-v2.state", 2, THERMAL_BYTES,
-               EXTRA_LEN_BYTES);
+    save_older("streams.state", "streams-v2.state", 2, STATE_THERMAL_BYTES,
+               STATE_EXTRA_LEN_BYTES);
     save_older("streams.state", "streams-v1.state", 1,
-               THERMAL_BYTES + EXTRA_LEN_BYTES, 0);
+               STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES, 0);
     return 0;
 }

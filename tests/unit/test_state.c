@@ -9,6 +9,7 @@
 #include "crc32c.h"
 #include "h3100_test.h"
 #include "model_priv.h"
+#include "state_format.h"
 
 static char *tmp_path(const char *name)
 {
@@ -235,28 +236,19 @@ START_TEST(test_extra_and_flags)
 }
 END_TEST
 
-/* Header fields as saved (see models/state.c). */
-#define HDR_VERSION     8
-#define HDR_CRC         12
-#define HDR_PAYLOAD     16
-#define HDR_PAYLOAD_CRC 24
-#define HDR_BYTES       112
-/* Version 3's thermal counters, before the extra state's length. */
-#define THERMAL_BYTES   40
-#define EXTRA_LEN_BYTES 8
 
 /* Recompute the header's length and both checksums, as anyone can. */
 static void mend_header(uint8_t *buf, gsize len)
 {
-    uint64_t payload = len - HDR_BYTES;
+    uint64_t payload = len - STATE_HDR_BYTES;
     uint32_t crc;
 
-    memcpy(buf + HDR_PAYLOAD, &payload, 8);
-    crc = crc32c(buf + HDR_BYTES, payload);
-    memcpy(buf + HDR_PAYLOAD_CRC, &crc, 4);
-    memset(buf + HDR_CRC, 0, 4);
-    crc = crc32c(buf, HDR_BYTES);
-    memcpy(buf + HDR_CRC, &crc, 4);
+    memcpy(buf + STATE_HDR_PAYLOAD, &payload, 8);
+    crc = crc32c(buf + STATE_HDR_BYTES, payload);
+    memcpy(buf + STATE_HDR_PAYLOAD_CRC, &crc, 4);
+    memset(buf + STATE_HDR_CRC, 0, 4);
+    crc = crc32c(buf, STATE_HDR_BYTES);
+    memcpy(buf + STATE_HDR_CRC, &crc, 4);
 }
 
 /*
@@ -268,7 +260,7 @@ static void downgrade(uint8_t *buf, gsize *len, uint32_t version,
 {
     memmove(buf + *len - keep - cut, buf + *len - keep, keep);
     *len -= cut;
-    memcpy(buf + HDR_VERSION, &version, 4);
+    memcpy(buf + STATE_HDR_VERSION, &version, 4);
     mend_header(buf, *len);
 }
 
@@ -325,23 +317,23 @@ START_TEST(test_version1_loads)
 
     ck_assert(h3100_model_save(m, path, NULL));
     ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
-    ck_assert_uint_gt(len, HDR_BYTES + THERMAL_BYTES + EXTRA_LEN_BYTES);
-    memcpy(&v, buf + HDR_VERSION, 4);
+    ck_assert_uint_gt(len, STATE_HDR_BYTES + STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES);
+    memcpy(&v, buf + STATE_HDR_VERSION, 4);
     ck_assert_uint_eq(v, 3);
     copy = g_malloc(len);
     memcpy(copy, buf, len);
     len2 = len;
 
     /* less the thermal counters, a version 3 file is version 2 */
-    downgrade(copy, &len2, 2, THERMAL_BYTES, EXTRA_LEN_BYTES);
+    downgrade(copy, &len2, 2, STATE_THERMAL_BYTES, STATE_EXTRA_LEN_BYTES);
     load_older(&cfg, path, copy, len2, m);
     /* and less the extra state's length too, version 1 */
-    downgrade(buf, &len, 1, THERMAL_BYTES + EXTRA_LEN_BYTES, 0);
+    downgrade(buf, &len, 1, STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES, 0);
     load_older(&cfg, path, buf, len, m);
 
     /* a later version is refused, naming it */
     v = 4;
-    memcpy(buf + HDR_VERSION, &v, 4);
+    memcpy(buf + STATE_HDR_VERSION, &v, 4);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
     expect_refused(&cfg, path, "version 4");
     h3100_model_free(m);
@@ -668,7 +660,7 @@ START_TEST(test_foreign_name_escaped)
 END_TEST
 
 /* Offset of the read-only flag: after the counters and FTL stats. */
-#define RO_OFFSET (HDR_BYTES + sizeof(ModelCounters) + sizeof(FtlStats))
+#define RO_OFFSET (STATE_HDR_BYTES + sizeof(ModelCounters) + sizeof(FtlStats))
 
 START_TEST(test_read_only_flag_refused)
 {
@@ -693,7 +685,7 @@ END_TEST
 /* Where a file saved with @extra_len bytes of extra state keeps its length. */
 static gsize extra_len_offset(gsize file_len, gsize extra_len)
 {
-    return file_len - extra_len - EXTRA_LEN_BYTES;
+    return file_len - extra_len - STATE_EXTRA_LEN_BYTES;
 }
 
 /*
@@ -722,10 +714,10 @@ START_TEST(test_extra_length_refused)
     v = 1ULL << 40;
     memcpy(buf + extra_len_offset(len, sizeof(blob)), &v, 8);
     v = 1ULL << 41;
-    memcpy(buf + HDR_PAYLOAD, &v, 8);
-    memset(buf + HDR_CRC, 0, 4);
-    crc = crc32c(buf, HDR_BYTES);
-    memcpy(buf + HDR_CRC, &crc, 4);
+    memcpy(buf + STATE_HDR_PAYLOAD, &v, 8);
+    memset(buf + STATE_HDR_CRC, 0, 4);
+    crc = crc32c(buf, STATE_HDR_BYTES);
+    memcpy(buf + STATE_HDR_CRC, &crc, 4);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
     expect_refused(&cfg, path, "length does not match its header");
 
