@@ -104,20 +104,9 @@ void h3100_id_ctrl_init(H3100State *s)
     h3100_id_ctrl_psd(s, id);
 }
 
-static void h3100_ns_ids(H3100State *s, uint8_t nguid[16], uint64_t *eui)
-{
-    uint64_t h = g_str_hash(s->sn) ^ (s->seed << 16);
-
-    *eui = ((uint64_t)H3100_IEEE_OUI << 40) | (h & 0xffffffffffULL);
-    stq_be_p(nguid, *eui);
-    stq_be_p(nguid + 8, h * 0x9e3779b97f4a7c15ULL + H3100_NSID);
-}
-
 static void h3100_fill_id_ns(H3100State *s, NvmeIdNs *id)
 {
     uint64_t nlbas = s->ns_bytes >> s->lbads;
-    uint8_t nguid[16];
-    uint64_t eui;
 
     id->nsze = cpu_to_le64(nlbas);
     id->ncap = cpu_to_le64(nlbas);
@@ -133,9 +122,8 @@ static void h3100_fill_id_ns(H3100State *s, NvmeIdNs *id)
     id->npwa = id->npwg;
     id->nows = id->npwg;
     stq_le_p(id->nvmcap, s->ns_bytes);
-    h3100_ns_ids(s, nguid, &eui);
-    memcpy(id->nguid, nguid, sizeof(nguid));
-    id->eui64 = cpu_to_be64(eui);
+    memcpy(id->nguid, s->nguid, sizeof(s->nguid));
+    id->eui64 = cpu_to_be64(s->eui64);
 }
 
 static uint16_t h3100_identify_ns(H3100State *s, H3100Req *req)
@@ -175,21 +163,18 @@ static uint16_t h3100_identify_ns_descr(H3100State *s, H3100Req *req)
 {
     uint8_t list[NVME_IDENTIFY_DATA_SIZE] = { 0 };
     uint32_t nsid = le32_to_cpu(req->cmd.nsid);
-    uint8_t nguid[16];
-    uint64_t eui;
     uint8_t *p = list;
 
     if (nsid != H3100_NSID) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
-    h3100_ns_ids(s, nguid, &eui);
     p[0] = NVME_NIDT_EUI64;
     p[1] = NVME_NIDL_EUI64;
-    stq_be_p(p + 4, eui);
+    stq_be_p(p + 4, s->eui64);
     p += 4 + NVME_NIDL_EUI64;
     p[0] = NVME_NIDT_NGUID;
     p[1] = NVME_NIDL_NGUID;
-    memcpy(p + 4, nguid, sizeof(nguid));
+    memcpy(p + 4, s->nguid, sizeof(s->nguid));
     return h3100_dma_to_host(s, req, list, sizeof(list));
 }
 

@@ -33,6 +33,7 @@
 #include "migration/vmstate.h"
 #include "system/cpu-timers.h"
 #include "system/qtest.h"
+#include "system/system.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -293,73 +294,6 @@ static bool h3100_profile_name(H3100State *s, char *name, size_t len,
     return true;
 }
 
-static uint64_t h3100_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-/* "04T0" for 4 TB, "03T2" for 3.2 TB */
-static void h3100_cap_code(char *buf, size_t len, uint32_t gb)
-{
-    snprintf(buf, len, "%02uT%u", MIN(gb / 1000, 99u), (gb % 1000) / 100);
-}
-
-static bool h3100_identity_init(H3100State *s, Error **errp)
-{
-    const H3100Config *c = &s->cfg;
-    uint32_t raw_gb = (uint32_t)(h3100_raw_data_bytes(c) / 1000000000ULL);
-    char raw[8], user[8];
-
-    if (!s->form_factor || !strcmp(s->form_factor, "u2")) {
-        s->subsys_id = c->subsystem_u2;
-    } else if (!strcmp(s->form_factor, "hhhl")) {
-        s->subsys_id = c->subsystem_hhhl;
-    } else {
-        error_setg(errp, "form-factor=%s: expected u2 or hhhl",
-                   s->form_factor);
-        return false;
-    }
-    if (s->serial) {
-        if (strlen(s->serial) > 20) {
-            error_setg(errp, "serial=%s: at most 20 characters", s->serial);
-            return false;
-        }
-        pstrcpy(s->sn, sizeof(s->sn), s->serial);
-    } else {
-        uint64_t id = h3100_mix64(s->seed ^
-                                  ((uint64_t)c->nominal_gb << 32));
-
-        snprintf(s->sn, sizeof(s->sn), "DP%012" PRIX64,
-                 (uint64_t)(id & 0xffffffffffffULL));
-    }
-    if (s->model_number) {
-        if (strlen(s->model_number) > 40) {
-            error_setg(errp, "model-number=%s: at most 40 characters",
-                       s->model_number);
-            return false;
-        }
-        pstrcpy(s->mn, sizeof(s->mn), s->model_number);
-    } else {
-        /* raw NAND rounded to whole TB, as in "DPHV5104T0TA03T2000" */
-        h3100_cap_code(raw, sizeof(raw),
-                       (raw_gb + 500) / 1000 * 1000 ?: 1000);
-        h3100_cap_code(user, sizeof(user), c->nominal_gb);
-        snprintf(s->mn, sizeof(s->mn), "DAPUSTOR DPH%s%sTA%s000",
-                 c->family == H3100_FAMILY_H3200 ? "32" : "31", raw, user);
-    }
-    if (!s->firmware) {
-        s->firmware = g_strdup("H3D10060");
-    }
-    if (!*s->firmware || strlen(s->firmware) > 8) {
-        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
-        return false;
-    }
-    return true;
-}
-
 static bool h3100_model_init(H3100State *s, Error **errp)
 {
     g_autoptr(GError) gerr = NULL;
@@ -508,6 +442,7 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
     s->nvec = s->max_ioqpairs + 1;
     if (msix_init(pci, s->nvec, &s->bar0, 0, H3100_MSIX_TABLE_OFFSET,
                   &s->bar0, 0, H3100_MSIX_PBA_OFFSET, 0, errp) < 0) {
+        memory_region_del_subregion(&s->bar0, &s->iomem);
         return false;
     }
     for (unsigned i = 0; i < s->nvec; i++) {
@@ -656,6 +591,8 @@ static void h3100_exit(PCIDevice *pci_dev)
     s->model = NULL;
     qemu_mutex_destroy(&s->model_lock);
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
+    /* a subregion holds a reference to us: unplug could never finish */
+    memory_region_del_subregion(&s->bar0, &s->iomem);
     if (s->iothread) {
         blk_set_aio_context(s->blk, qemu_get_aio_context(), NULL);
     }
@@ -677,6 +614,8 @@ static const Property h3100_props[] = {
     DEFINE_PROP_STRING("capacity", H3100State, capacity),
     DEFINE_PROP_STRING("form-factor", H3100State, form_factor),
     DEFINE_PROP_STRING("serial", H3100State, serial),
+    DEFINE_PROP_UINT64("eui64", H3100State, eui64, 0),
+    DEFINE_PROP_STRING("nguid", H3100State, nguid_str),
     DEFINE_PROP_STRING("model-number", H3100State, model_number),
     DEFINE_PROP_STRING("firmware", H3100State, firmware),
     DEFINE_PROP_STRING("model-params", H3100State, model_params),
@@ -730,10 +669,23 @@ static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
     h3100_power_cut_class_init(oc);
 }
 
+/*
+ * bootindex names the namespace as QEMU's nvme does ("/namespace@1,0"
+ * after the PCI function), so SeaBIOS and OVMF find it in bootorder.
+ */
+static void h3100_instance_init(Object *obj)
+{
+    H3100State *s = DAPUSTOR_H3100(obj);
+
+    device_add_bootindex_property(obj, &s->bootindex, "bootindex",
+                                  "/namespace@1,0", DEVICE(obj));
+}
+
 static const TypeInfo h3100_info = {
     .name          = TYPE_DAPUSTOR_H3100,
     .parent        = TYPE_PCI_DEVICE,
     .instance_size = sizeof(H3100State),
+    .instance_init = h3100_instance_init,
     .class_init    = h3100_class_init,
     .interfaces    = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

@@ -11,7 +11,7 @@
  * checksum.  The device part, little-endian:
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (2; 1 has no recent-WAF samples)
+ *    4  u32         version (3; 2 has no serial, 1 no recent-WAF samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -22,7 +22,9 @@
  *   73  u8          slot activated at the next start, 0 none
  *   74  u16         K, recent-WAF samples (<= H3100_WAF_RING; 0 in v1)
  *   76  u32         N, uncorrectable ranges (<= H3100_UNCOR_MAX)
- *   80  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *   80  char[20]    serial number, NUL-padded printable ASCII (v3)
+ *  100  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *       (at 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
  *
@@ -46,8 +48,10 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    2
-#define H3100_DS_HDR_BYTES  80
+#define H3100_DS_VERSION    3
+#define H3100_DS_HDR_V2     80
+#define H3100_DS_SERIAL     20
+#define H3100_DS_HDR_BYTES  (H3100_DS_HDR_V2 + H3100_DS_SERIAL)
 #define H3100_DS_WAF_BYTES  24
 
 /* The device's part of the file, from the live device. */
@@ -71,6 +75,7 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     hdr[73] = s->fw.next;
     stw_le_p(hdr + 74, s->waf_count);
     stl_le_p(hdr + 76, s->uncor->len);
+    memcpy(hdr + H3100_DS_HDR_V2, s->sn, strnlen(s->sn, H3100_DS_SERIAL));
     g_byte_array_append(b, hdr, sizeof(hdr));
     for (guint i = 0; i < s->uncor->len; i++) {
         H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
@@ -124,6 +129,41 @@ static bool h3100_pstate_waf(H3100State *s, const uint8_t *p, uint32_t k,
     return true;
 }
 
+/* A saved serial: 1 to 20 printable ASCII characters, then NULs. */
+static bool h3100_pstate_serial_ok(const uint8_t *sn)
+{
+    unsigned i = 0;
+
+    while (i < H3100_DS_SERIAL && sn[i] >= 0x20 && sn[i] <= 0x7e) {
+        i++;
+    }
+    if (!i) {
+        return false;
+    }
+    while (i < H3100_DS_SERIAL && !sn[i]) {
+        i++;
+    }
+    return i == H3100_DS_SERIAL;
+}
+
+/*
+ * The serial saved in the loaded file (already checked), if it has one:
+ * the drive keeps the serial it was first given.
+ */
+bool h3100_pstate_serial(H3100State *s, char *sn, size_t len)
+{
+    gsize blen = 0;
+    const uint8_t *p = s->pstate_blob ?
+                       g_bytes_get_data(s->pstate_blob, &blen) : NULL;
+
+    if (blen < H3100_DS_HDR_BYTES || ldl_le_p(p + 4) < 3) {
+        return false;
+    }
+    g_strlcpy(sn, (const char *)p + H3100_DS_HDR_V2,
+              MIN(len, H3100_DS_SERIAL + 1));
+    return true;
+}
+
 /*
  * Check the device's part of the file (@apply false) or copy it into the
  * device (@apply true, once checked).  NULL or what is wrong with it.
@@ -135,17 +175,25 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
     uint64_t prev_end = 0;
     uint32_t n, k, version;
+    gsize hdr_len;
     uint8_t active, next;
 
     if (!len) {
         return NULL;                  /* model state only: defaults */
     }
-    if (len < H3100_DS_HDR_BYTES || memcmp(p, H3100_DS_MAGIC, 4)) {
+    if (len < H3100_DS_HDR_V2 || memcmp(p, H3100_DS_MAGIC, 4)) {
         return "no device state in its extra section";
     }
     version = ldl_le_p(p + 4);
     if (version < 1 || version > H3100_DS_VERSION) {
         return "unknown device state version";
+    }
+    hdr_len = version >= 3 ? H3100_DS_HDR_BYTES : H3100_DS_HDR_V2;
+    if (len < hdr_len) {
+        return "bad device state length";
+    }
+    if (version >= 3 && !h3100_pstate_serial_ok(p + H3100_DS_HDR_V2)) {
+        return "bad serial number";
     }
     active = p[72];
     next = p[73];
@@ -156,17 +204,16 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         return "bad firmware slots";
     }
     if (n > H3100_UNCOR_MAX || k > H3100_WAF_RING ||
-        len != H3100_DS_HDR_BYTES + (gsize)n * 16 +
-               (gsize)k * H3100_DS_WAF_BYTES) {
+        len != hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES) {
         return "bad device state length";
     }
-    if (!h3100_pstate_waf(s, p + H3100_DS_HDR_BYTES + (gsize)n * 16, k,
+    if (!h3100_pstate_waf(s, p + hdr_len + (gsize)n * 16, k,
                           ldq_le_p(p + 8), apply)) {
         return "bad recent-WAF samples";
     }
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t start = ldq_le_p(p + H3100_DS_HDR_BYTES + i * 16);
-        uint64_t end = ldq_le_p(p + H3100_DS_HDR_BYTES + i * 16 + 8);
+        uint64_t start = ldq_le_p(p + hdr_len + i * 16);
+        uint64_t end = ldq_le_p(p + hdr_len + i * 16 + 8);
 
         if (start >= end || start < prev_end || end > s->ns_bytes) {
             return "bad uncorrectable ranges";

@@ -263,6 +263,9 @@ struct H3100State {
     char *capacity;
     char *form_factor;
     char *serial;
+    uint64_t eui64;                   /* 0: derived from the serial */
+    char *nguid_str;                  /* NULL: derived from the serial */
+    int32_t bootindex;
     char *model_number;
     char *firmware;
     char *model_params;
@@ -287,6 +290,7 @@ struct H3100State {
     uint16_t subsys_id;
     char sn[21];
     char mn[41];
+    uint8_t nguid[16];
     NvmeIdCtrl id_ctrl;
 
     /* PCI and registers */
@@ -503,6 +507,9 @@ void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
 void h3100_aer_clear(H3100State *s, uint8_t type);
 void h3100_aer_reset(H3100State *s);
 
+/* h3100-identity.c */
+bool h3100_identity_init(H3100State *s, Error **errp);
+
 /* h3100-identify.c */
 void h3100_id_ctrl_init(H3100State *s);
 uint16_t h3100_identify(H3100State *s, H3100Req *req);
@@ -531,6 +538,7 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
 /* h3100-state.c */
 bool h3100_pstate_open(H3100State *s, Error **errp);
 void h3100_pstate_apply(H3100State *s);
+bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
 void h3100_pstate_close(H3100State *s);
 
 /* h3100-io.c */

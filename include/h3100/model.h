@@ -207,7 +207,7 @@ H3100Model *h3100_model_load(const H3100Config *cfg, const char *path,
 #define H3100_STATE_DIRTY 1u
 /*
  * The most front-end state a file may carry.  The QEMU device's is at
- * most 80 + 4096 * 16 + 64 * 24 bytes; loading refuses a longer one
+ * most 100 + 4096 * 16 + 64 * 24 bytes; loading refuses a longer one
  * before allocating for it, saving refuses to write one.
  */
 #define H3100_STATE_EXTRA_MAX (1u << 20)

@@ -16,6 +16,7 @@
 #define NH_RAM_START    0x01000000ull  /* 16 MiB */
 #define NH_RAM_END      0x0f000000ull  /* below the 256 MiB of -m 256M */
 #define NH_PAGE         4096u
+#define NH_BAR0_SPACING 0x100000ull    /* BARs of the n-th function */
 #define NH_WALL_LIMIT_MS 20000   /* give up whatever the virtual time */
 #define NH_WALL_MIN_MS  1000     /* real time a command may need */
 
@@ -25,10 +26,16 @@ G_STATIC_ASSERT(sizeof(NvmeSglDesc) == 16);
 
 int nh_find_function(QTest *qt, uint16_t vendor, uint16_t device)
 {
+    return nh_find_nth_function(qt, vendor, device, 0);
+}
+
+int nh_find_nth_function(QTest *qt, uint16_t vendor, uint16_t device,
+                         unsigned n)
+{
     for (int devfn = 0; devfn < 256; devfn++) {
         uint32_t id = qt_pci_cfg_readl(qt, devfn, 0);
 
-        if ((id & 0xffff) == vendor && (id >> 16) == device) {
+        if ((id & 0xffff) == vendor && (id >> 16) == device && !n--) {
             return devfn;
         }
     }
@@ -54,25 +61,36 @@ static int nh_find_cap(NvmeHost *h, uint8_t id)
 
 NvmeHost *nh_new(QTest *qt)
 {
+    NvmeHost *h = nh_new_nth(qt, 0);
+
+    h->ram_end = NH_RAM_END;          /* alone: all the RAM */
+    return h;
+}
+
+NvmeHost *nh_new_nth(QTest *qt, unsigned n)
+{
     NvmeHost *h = g_new0(NvmeHost, 1);
+    uint64_t ram_share = (NH_RAM_END - NH_RAM_START) / NH_MAX_HOSTS;
     uint32_t bar0;
 
+    ck_assert_uint_lt(n, NH_MAX_HOSTS);
     h->qt = qt;
-    h->devfn = nh_find_function(qt, H3100_VENDOR_ID, H3100_DEVICE_ID);
-    ck_assert_msg(h->devfn >= 0, "no 1e3b:1098 function on PCI bus 0");
+    h->devfn = nh_find_nth_function(qt, H3100_VENDOR_ID, H3100_DEVICE_ID, n);
+    ck_assert_msg(h->devfn >= 0, "no 1e3b:1098 function %u on PCI bus 0",
+                  n);
 
     bar0 = qt_pci_cfg_readl(qt, h->devfn, 0x10);
     ck_assert_msg((bar0 & 0x7) == 0x4, "BAR0 is not a 64-bit memory BAR "
                   "(0x%08x)", bar0);
-    qt_pci_cfg_writel(qt, h->devfn, 0x10, (uint32_t)NH_BAR0_ADDR);
-    qt_pci_cfg_writel(qt, h->devfn, 0x14, (uint32_t)(NH_BAR0_ADDR >> 32));
+    h->bar = NH_BAR0_ADDR + n * NH_BAR0_SPACING;
+    qt_pci_cfg_writel(qt, h->devfn, 0x10, (uint32_t)h->bar);
+    qt_pci_cfg_writel(qt, h->devfn, 0x14, (uint32_t)(h->bar >> 32));
     qt_pci_cfg_writew(qt, h->devfn, 0x04,
                       qt_pci_cfg_readw(qt, h->devfn, 0x04) | 0x6);
-    h->bar = NH_BAR0_ADDR;
     h->cap = nh_rd64(h, NVME_REG_CAP);
     h->db_stride = 4u << NVME_CAP_DSTRD(h->cap);
-    h->ram_next = NH_RAM_START;
-    h->ram_end = NH_RAM_END;
+    h->ram_next = NH_RAM_START + n * ram_share;
+    h->ram_end = h->ram_next + ram_share;
     h->lba_size = 512;
     h->cmd_timeout_ns = 5 * 1000000000ll;
     h->msix_cap = nh_find_cap(h, 0x11);

@@ -235,8 +235,17 @@ typedef struct NvmeHost {
 
 /* Find the device on bus 0, map BAR0, enable memory and bus mastering. */
 NvmeHost *nh_new(QTest *qt);
+/*
+ * The driver of the @n-th (from 0) dapustor-h3100 function on bus 0, for
+ * machines with several drives: each gets its own BAR address and
+ * 1/NH_MAX_HOSTS of the test RAM.
+ */
+#define NH_MAX_HOSTS 4
+NvmeHost *nh_new_nth(QTest *qt, unsigned n);
 void nh_free(NvmeHost *h);
 int nh_find_function(QTest *qt, uint16_t vendor, uint16_t device);
+int nh_find_nth_function(QTest *qt, uint16_t vendor, uint16_t device,
+                         unsigned n);
 
 /* Guest RAM: zeroed, @align-aligned (4096 if 0). */
 uint64_t nh_alloc(NvmeHost *h, uint64_t size, uint64_t align);

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "dev.h"
 
@@ -299,6 +300,169 @@ START_TEST(test_identify_errors)
 }
 END_TEST
 
+/* What tells one drive from another, as the guest reads it. */
+typedef struct DriveIds {
+    char sn[21];
+    char nqn[257];
+    uint8_t eui64[8];
+    uint8_t nguid[16];
+} DriveIds;
+
+static void read_ids(NvmeHost *h, DriveIds *ids)
+{
+    uint8_t id[4096];
+    size_t n = 20;
+
+    memset(ids, 0, sizeof(*ids));
+    nh_enable(h, 16);
+    ck_status(nh_identify(h, 1, 0, id), 0, "Identify Controller");
+    memcpy(ids->sn, id + 4, 20);
+    while (n && ids->sn[n - 1] == ' ') {
+        ids->sn[--n] = 0;
+    }
+    memcpy(ids->nqn, id + 768, 256);
+    ck_status(nh_identify(h, 0, 1, id), 0, "Identify Namespace");
+    memcpy(ids->nguid, id + 104, 16);
+    memcpy(ids->eui64, id + 120, 8);
+}
+
+/* Start QEMU with @n drives (QEMU arguments @fmt), read each one's IDs. */
+static void read_machine_ids(unsigned n, DriveIds *ids, const char *args)
+{
+    QTest *qt = qt_start("%s", args);
+
+    for (unsigned i = 0; i < n; i++) {
+        NvmeHost *h = nh_new_nth(qt, i);
+
+        read_ids(h, &ids[i]);
+        nh_free(h);
+    }
+    qt_quit(qt);
+}
+
+static void check_all_differ(const DriveIds *ids, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        ck_assert_msg(ids[i].nqn[0], "drive %u: empty SUBNQN", i);
+        for (unsigned j = 0; j < i; j++) {
+            ck_assert_msg(strcmp(ids[i].sn, ids[j].sn), "drives %u and %u "
+                          "share serial %s", j, i, ids[i].sn);
+            ck_assert_msg(strcmp(ids[i].nqn, ids[j].nqn), "drives %u and %u "
+                          "share SUBNQN %s", j, i, ids[i].nqn);
+            ck_assert_msg(memcmp(ids[i].eui64, ids[j].eui64, 8), "drives "
+                          "%u and %u share an EUI-64", j, i);
+            ck_assert_msg(memcmp(ids[i].nguid, ids[j].nguid, 16), "drives "
+                          "%u and %u share an NGUID", j, i);
+        }
+    }
+}
+
+/*
+ * Four drives with default options, as in a server's bays: two on image
+ * files, two on null-co (no file name to tell them apart): four serials,
+ * subsystem NQNs, EUI-64s and NGUIDs, and the same ones on a restart.
+ */
+START_TEST(test_identity_unique_per_drive)
+{
+    g_autofree char *a = qt_backing_file("id-a.img", DEV_NS_BYTES, "raw");
+    g_autofree char *b = qt_backing_file("id-b.img", DEV_NS_BYTES, "raw");
+    g_autofree char *args = g_strdup_printf(
+        "-drive file=%s,if=none,id=d0,format=raw "
+        "-drive file=%s,if=none,id=d1,format=raw "
+        "-drive driver=null-co,size=256M,if=none,id=d2 "
+        "-drive driver=null-co,size=256M,if=none,id=d3 "
+        "-device dapustor-h3100,drive=d0,model-params=" DEV_PARAMS " "
+        "-device dapustor-h3100,drive=d1,model-params=" DEV_PARAMS " "
+        "-device dapustor-h3100,drive=d2,model-params=" DEV_PARAMS " "
+        "-device dapustor-h3100,drive=d3,model-params=" DEV_PARAMS, a, b);
+    DriveIds ids[4], again[4];
+
+    read_machine_ids(4, ids, args);
+    check_all_differ(ids, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_msg(ids[i].sn[0] == 'D' && ids[i].sn[1] == 'P' &&
+                      strlen(ids[i].sn) == 14, "serial '%s' is not DP + "
+                      "12 hex digits", ids[i].sn);
+        ck_assert_msg(ids[i].eui64[0] == 0x00 && ids[i].eui64[1] == 0xe0 &&
+                      ids[i].eui64[2] == 0x4c, "EUI-64 does not start with "
+                      "the OUI 00e04c");
+    }
+    read_machine_ids(4, again, args);
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_msg(!memcmp(&ids[i], &again[i], sizeof(DriveIds)),
+                      "drive %u: serial %s became %s on a restart", i,
+                      ids[i].sn, again[i].sn);
+    }
+    unlink(a);
+    unlink(b);
+}
+END_TEST
+
+/*
+ * Serials that a weak string hash maps to one value (the audit's
+ * COMPATAb / COMPATBA) give different EUI-64s and NGUIDs; set ones are
+ * reported as set.
+ */
+START_TEST(test_identity_set_ids)
+{
+    DriveIds ids[3];
+
+    read_machine_ids(3, ids,
+        "-drive driver=null-co,size=256M,if=none,id=d0 "
+        "-drive driver=null-co,size=256M,if=none,id=d1 "
+        "-drive driver=null-co,size=256M,if=none,id=d2 "
+        "-device dapustor-h3100,drive=d0,serial=COMPATAb,"
+        "model-params=" DEV_PARAMS " "
+        "-device dapustor-h3100,drive=d1,serial=COMPATBA,"
+        "model-params=" DEV_PARAMS " "
+        "-device dapustor-h3100,drive=d2,serial=SET-IDS,"
+        "eui64=0x0011223344556677,"
+        "nguid=00112233-4455-6677-8899-aabbccddeeff,"
+        "model-params=" DEV_PARAMS);
+    check_all_differ(ids, 3);
+    ck_assert_str_eq(ids[0].sn, "COMPATAb");
+    ck_assert_str_eq(ids[2].sn, "SET-IDS");
+    for (unsigned i = 0; i < 8; i++) {
+        ck_assert_uint_eq(ids[2].eui64[i], 0x11 * i);
+    }
+    for (unsigned i = 0; i < 16; i++) {
+        ck_assert_uint_eq(ids[2].nguid[i], 0x11 * i);
+    }
+}
+END_TEST
+
+/*
+ * A state file keeps the serial the drive was first given: the drive
+ * moved to another id (another bay) is the same drive; without its file
+ * it would be another one.
+ */
+START_TEST(test_identity_kept_in_state)
+{
+    g_autofree char *st = g_build_filename(qt_tmpdir(), "id.state", NULL);
+    g_autofree char *a1 = g_strdup_printf(
+        "-drive driver=null-co,size=256M,if=none,id=d0 -device "
+        "dapustor-h3100,id=bay1,drive=d0,model-params=" DEV_PARAMS
+        ",state=%s", st);
+    g_autofree char *a2 = g_strdup_printf(
+        "-drive driver=null-co,size=256M,if=none,id=d0 -device "
+        "dapustor-h3100,id=bay2,drive=d0,model-params=" DEV_PARAMS
+        ",state=%s", st);
+    DriveIds first, moved, other;
+
+    unlink(st);
+    read_machine_ids(1, &first, a1);
+    read_machine_ids(1, &moved, a2);
+    read_machine_ids(1, &other,
+        "-drive driver=null-co,size=256M,if=none,id=d0 -device "
+        "dapustor-h3100,id=bay2,drive=d0,model-params=" DEV_PARAMS);
+    ck_assert_str_eq(moved.sn, first.sn);
+    ck_assert_msg(!memcmp(moved.eui64, first.eui64, 8), "EUI-64 changed");
+    ck_assert_msg(strcmp(other.sn, first.sn), "serial %s does not depend "
+                  "on the device's id", other.sn);
+    unlink(st);
+}
+END_TEST
+
 START_TEST(test_full_size_null_co)
 {
     /* the whole 6.4 TB namespace, no disk: null-co reads zeroes */
@@ -346,5 +510,9 @@ int main(void)
     tcase_add_test(tc, test_identify_ns_lists);
     tcase_add_test(tc, test_identify_errors);
     tcase_add_test(tc, test_full_size_null_co);
+    tc = dev_tcase(s, "identity");
+    tcase_add_test(tc, test_identity_unique_per_drive);
+    tcase_add_test(tc, test_identity_set_ids);
+    tcase_add_test(tc, test_identity_kept_in_state);
     return dev_main(s);
 }

@@ -360,6 +360,60 @@ START_TEST(test_bad_files_refused)
 }
 END_TEST
 
+/* A device part of @version (2 or 3) with serial @sn (v3), as saved. */
+static void save_device_part(const char *path, uint32_t version,
+                             const char *sn)
+{
+    H3100Model *m = st_model();
+    uint8_t part[100] = "H3DS";
+    size_t len = version >= 3 ? 100 : 80;
+    GError *err = NULL;
+
+    part[4] = version;
+    part[16] = 7;                     /* power cycles */
+    memcpy(part + 48, "H3D10060", 8); /* firmware slot 1, active */
+    part[72] = 1;
+    if (sn) {
+        memcpy(part + 80, sn, strlen(sn));
+    }
+    ck_assert_msg(h3100_model_save_with(m, path, part, len, 0, &err), "%s",
+                  err ? err->message : "");
+    h3100_model_free(m);
+}
+
+/*
+ * A version 2 device part (before serials were saved) loads, and the
+ * file then keeps the serial; a saved serial that is not printable ASCII
+ * is refused.
+ */
+START_TEST(test_serial_saved)
+{
+    g_autofree char *path = state_file("serial.h3s");
+    uint8_t log[512], id[4096];
+    char sn[21] = "";
+    Dev *d;
+
+    save_device_part(path, 2, NULL);
+    d = st_launch(path, ",serial=FIRST-SERIAL");
+    st_enable(d);
+    smart(d, log);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 8);
+    dev_close(d);
+    d = st_launch(path, "");
+    st_enable(d);
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify Controller");
+    memcpy(sn, id + 4, 20);
+    g_strchomp(sn);
+    ck_assert_str_eq(sn, "FIRST-SERIAL");
+    dev_close(d);
+    save_device_part(path, 3, "BAD\tSERIAL");
+    expect_one_line(path, "", ST_PARAMS, "serial");
+    save_device_part(path, 3, "");
+    expect_one_line(path, "", ST_PARAMS, "serial");
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("state");
@@ -373,5 +427,6 @@ int main(void)
     tcase_add_test(tc, test_checkpoint);
     tcase_add_test(tc, test_reset_starts_fresh);
     tcase_add_test(tc, test_bad_files_refused);
+    tcase_add_test(tc, test_serial_saved);
     return dev_main(s);
 }
