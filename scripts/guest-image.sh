@@ -9,6 +9,9 @@
 #   scripts/guest-image.sh --check    exit 0 if the cached image is current
 #   scripts/guest-image.sh --flavour sql   the image with MariaDB + sysbench
 #                                     (scripts/sql-bench.sh), in guest-sql/
+#   scripts/guest-image.sh --kernel 6.12   Debian's 6.12 cloud kernel (trixie's,
+#                                     from bookworm-backports on Debian 12)
+#                                     instead of the release's, in guest-6.12/
 #
 # The image lives in ${H3100_CACHE:-~/.cache/dapustor-h3100}/guest/:
 #   vmlinuz, initramfs.cpio.gz, recipe (what it was built from).
@@ -45,17 +48,26 @@ unset _p
 GUEST_BINS+=(/usr/bin/fio /usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
              /usr/sbin/mkfs.xfs /usr/sbin/xfs_repair)
 GUEST_DATA+=(/etc/mke2fs.conf)
-GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko)
-# copy_kmods ROOT DEB: unpack GUEST_KMODS from the kernel package into ROOT.
+# md-mod and raid0: the four-drive RAID 0 (tests/guest/test_guest_multi.sh).
+GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko
+             kernel/drivers/md/md-mod.ko kernel/drivers/md/raid0.ko)
+# copy_kmods ROOT DEB: unpack GUEST_KMODS from the kernel package into ROOT
+# (newer kernels ship them xz-compressed: unpacked for busybox's insmod).
 copy_kmods() {
     local root=$1 deb=$2 m pats=()
     [ ${#GUEST_KMODS[@]} -gt 0 ] || return 0
-    for m in "${GUEST_KMODS[@]}"; do pats+=("./lib/modules/*/$m"); done
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$root/usr" --wildcards "${pats[@]}"
+    for m in "${GUEST_KMODS[@]}"; do pats+=("./lib/modules/*/$m" "./lib/modules/*/$m.xz"); done
+    dpkg-deb --fsys-tarfile "$deb" |
+        tar -x -C "$root/usr" --wildcards --no-wildcards-match-slash "${pats[@]}" 2>/dev/null || true
+    find "$root/usr/lib/modules" -name '*.ko.xz' -exec xz -d {} +
     for m in "${GUEST_KMODS[@]}"; do
-        ls "$root"/usr/lib/modules/*/"$m"
+        ls "$root"/usr/lib/modules/*/"$m" || h3100_die "no $m in $(basename "$deb")"
     done | sed "s|^$root||" >"$root/etc/h3100-kmods"
 }
+# Tools taken from their Debian packages without installing them on the
+# host (installing mdadm would start its monitor there): package, then
+# the files to copy, with their shared libraries.
+GUEST_DEB_TOOLS=(mdadm:/sbin/mdadm)
 # --- end of the guest tests' additions ---------------------------------------
 
 # --- recipe additions for the SQL workload (scripts/sql-bench.sh, issue 4
@@ -114,11 +126,13 @@ GUEST_DIR=$H3100_CACHE/guest
 force=0
 check=0
 flavour=default
+kernel=
 while [ $# -gt 0 ]; do
     case $1 in
     --force) force=1 ;;
     --check) check=1 ;;
     --flavour) flavour=$2; shift ;;   # default | sql (scripts/sql-bench.sh)
+    --kernel) kernel=$2; shift ;;     # '' (the release's) | 6.12
     -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
@@ -131,10 +145,23 @@ default) ;;
 sql) GUEST_DIR=$H3100_CACHE/guest-sql; sql_flavour ;;
 *) h3100_die "--flavour: default or sql" ;;
 esac
+case $kernel in
+'') ;;
+6.12) GUEST_DIR=$GUEST_DIR-6.12 ;;
+*) h3100_die "--kernel: 6.12, or none for the release's kernel" ;;
+esac
 
-# The concrete kernel package behind the meta package (newest candidate).
+# The concrete kernel package behind the meta package: its candidate, or
+# with --kernel 6.12 the first 6.12 version apt knows (backports on 12).
 kernel_pkg() {
-    apt-cache depends "$KERNEL_META" 2>/dev/null |
+    local meta=$KERNEL_META ver
+    if [ -n "$kernel" ]; then
+        ver=$(apt-cache madison "$KERNEL_META" |
+              awk -v k="$kernel" '$3 ~ "^"k"\\." { print $3; exit }')
+        [ -n "$ver" ] || return 0
+        meta="$KERNEL_META=$ver"
+    fi
+    apt-cache depends "$meta" 2>/dev/null |
         awk '/Depends: linux-image-/ { print $2; exit }'
 }
 
@@ -163,6 +190,28 @@ recipe() {
     for p in "${H3100_PKGS_GUEST[@]}"; do
         printf 'pkg %s %s\n' "$p" "$(pkg_version "$p")"
     done
+    for p in "${GUEST_DEB_TOOLS[@]}"; do
+        printf 'deb %s %s\n' "${p%%:*}" "$(apt-cache policy "${p%%:*}" |
+            awk '/Candidate:/ { print $2 }')"
+    done
+}
+
+# copy_deb_tools ROOT WORK: GUEST_DEB_TOOLS, downloaded and unpacked in WORK.
+copy_deb_tools() {
+    local root=$1 work=$2 t pkg f sandbox=()
+    [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+    mkdir -p "$work/debx"
+    for t in "${GUEST_DEB_TOOLS[@]}"; do
+        pkg=${t%%:*}
+        (cd "$work" && apt-get "${sandbox[@]}" download "$pkg" >&2) ||
+            h3100_die "apt-get download $pkg failed"
+        dpkg-deb -x "$work/${pkg}"_*.deb "$work/debx"
+        IFS=: read -ra files <<<"${t#*:}"
+        for f in "${files[@]}"; do
+            [ -e "$work/debx$f" ] || f=/usr$f     # merged /usr
+            copy_bin_from "$root" "$work/debx" "$f"
+        done
+    done
 }
 
 # copy_file ROOT PATH: copy PATH (following symlinks) to the same path in ROOT.
@@ -174,13 +223,20 @@ copy_file() {
 
 # copy_bin ROOT PATH: copy an executable and every shared library it needs.
 copy_bin() {
-    local root=$1 bin=$2 lib
-    [ -e "$bin" ] || h3100_die "guest binary $bin not found on the host"
-    copy_file "$root" "$bin"
+    copy_bin_from "$1" "" "$2"
+}
+
+# copy_bin_from ROOT SRC PATH: copy SRC/PATH to ROOT/PATH, and every
+# shared library it needs from the host.
+copy_bin_from() {
+    local root=$1 src=$2 bin=$3 lib
+    [ -e "$src$bin" ] || h3100_die "guest binary $src$bin not found"
+    mkdir -p "$root$(dirname "$bin")"
+    cp -L "$src$bin" "$root$bin"
     # ldd prints "name => /path (addr)" or "/path (addr)"; static: nothing.
     while read -r lib; do
         [ -e "$root$lib" ] || copy_file "$root" "$lib"
-    done < <(ldd "$bin" 2>/dev/null | awk '
+    done < <(ldd "$src$bin" 2>/dev/null | awk '
         $2 == "=>" && $3 ~ /^\// { print $3; next }
         $1 ~ /^\// { print $1 }')
 }
@@ -270,7 +326,8 @@ build() {
     echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
     echo 'root:x:0:' >"$root/etc/group"
     printf '%s' "$rec" >"$root/etc/h3100-guest-recipe"
-    copy_kmods "$root" "$deb"   # guest tests: kernel modules (xfs)
+    copy_kmods "$root" "$deb"   # guest tests: kernel modules (xfs, md)
+    copy_deb_tools "$root" "$work"
     write_init "$root"
 
     say "[4/4] packing (cpio + gzip)"
@@ -291,7 +348,7 @@ mkdir -p "$GUEST_DIR"
 exec 9>"$GUEST_DIR/.lock"
 flock 9
 kpkg=$(kernel_pkg)
-[ -n "$kpkg" ] || h3100_die "no kernel behind $KERNEL_META (apt-get update?)"
+[ -n "$kpkg" ] || h3100_die "no ${kernel:+$kernel }kernel behind $KERNEL_META (apt-get update?)"
 if [ "$check" = 0 ]; then
     ensure_host_pkgs
 fi

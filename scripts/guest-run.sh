@@ -18,6 +18,8 @@
 #   --icount-shift N    -icount shift=N,sleep=off (fixed: repeatable timings)
 #   --flavour NAME      guest image flavour: default, or sql (MariaDB +
 #                       sysbench, for scripts/sql-bench.sh)
+#   --kernel 6.12       boot Debian's 6.12 cloud kernel instead of the
+#                       release's (scripts/guest-image.sh --kernel)
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1024)     --smp N   vCPUs (default 2)
 #   --timeout S         kill the guest after S seconds (default 300)
@@ -33,7 +35,13 @@
 #                       "value": "machine"}}' (the drive's id is h0).
 #                       If QEMU then exits (a machine power cut: QEMU
 #                       runs with -no-reboot), the script's output up to
-#                       LINE is printed and the exit status is 0
+#                       LINE is printed and the exit status is 0.
+#                       Repeatable: the steps run in order, each when its
+#                       LINE appears after the previous step's (at once
+#                       when it is the previous step's LINE); JSON
+#                       "wait:EVENT" waits (60 s at most) for the QMP
+#                       event EVENT instead of sending a command
+#   --qmp-log FILE      keep every QMP reply and event there (JSON lines)
 #   --append ARGS       extra kernel command line
 #   --log FILE          keep the whole console log in FILE
 #   --verbose           stream the console to stderr while it runs
@@ -70,10 +78,11 @@ files=()
 script=''
 qemu_extra=()
 flavour=default
+kernel_ver=''
 format=raw
 kill_on=''
-qmp_on=''
-qmp_cmd=''
+qmp_steps=()
+qmp_log=''
 qmp_pid=''
 stream=0
 pidfile=''
@@ -83,7 +92,8 @@ while [ $# -gt 0 ]; do
     --disk) disk=$2; shift ;;
     --format) format=$2; shift ;;
     --kill-on) kill_on=$2; shift ;;
-    --qmp-on) qmp_on=$2; qmp_cmd=$3; shift 2 ;;
+    --qmp-on) qmp_steps+=("$2" "$3"); shift 2 ;;
+    --qmp-log) qmp_log=$2; shift ;;
     --no-disk) use_disk=0 ;;
     --device-opts) devopts=$2; shift ;;
     --file) files+=("$2"); shift ;;
@@ -91,6 +101,7 @@ while [ $# -gt 0 ]; do
     --icount) icount=1 ;;
     --icount-shift) icount=1; ishift=$2; shift ;;
     --flavour) flavour=$2; shift ;;
+    --kernel) kernel_ver=$2; shift ;;
     --qemu) qemu=$2; shift ;;
     --mem) mem=$2; shift ;;
     --smp) smp=$2; shift ;;
@@ -115,7 +126,8 @@ case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
 
 say() { printf '[guest-run] %s\n' "$*" >&2; }
 
-gdir=$("$H3100_PROJECT/scripts/guest-image.sh" --flavour "$flavour" 2> >(grep -v 'cached image is current' >&2))
+gdir=$("$H3100_PROJECT/scripts/guest-image.sh" --flavour "$flavour" \
+       ${kernel_ver:+--kernel "$kernel_ver"} 2> >(grep -v 'cached image is current' >&2))
 kernel=$gdir/vmlinuz
 initrd=$gdir/initramfs.cpio.gz
 
@@ -214,31 +226,11 @@ kill_at_line() {
     done
 }
 
-# send $qmp_cmd on QEMU's QMP socket once the guest printed $qmp_on
-qmp_at_line() {
-    while kill -0 "$qpid" 2>/dev/null; do
-        if tr -d '\r' <"$gout" | grep -aqxF -- "$qmp_on"; then
-            : >"$tmp/acted"     # first: QEMU may be gone before we return
-            python3 - "$tmp/qmp.sock" "$qmp_cmd" >"$tmp/qmp.out" 2>&1 <<'PY'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile('rw')
-f.readline()
-for cmd in ('{"execute": "qmp_capabilities"}', sys.argv[2]):
-    f.write(cmd + '\n')
-    f.flush()
-    while True:
-        r = json.loads(f.readline())
-        if 'event' not in r:
-            break
-print(json.dumps(r))
-PY
-            say "QMP at '$qmp_on': $(cat "$tmp/qmp.out")"
-            return
-        fi
-        sleep 0.05
-    done
+# run the --qmp-on steps on QEMU's QMP socket as the guest prints their lines
+qmp_steps_run() {
+    python3 "$H3100_PROJECT/scripts/lib/qmp-steps.py" "$tmp/qmp.sock" "$gout" \
+        "$tmp/acted" "$tmp/qmp.out" "${qmp_steps[@]}" 2>"$tmp/qmp.err"
+    say "QMP steps: $(tail -n 1 "$tmp/qmp.err" 2>/dev/null)"
 }
 
 boot() {
@@ -255,8 +247,9 @@ boot() {
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!
     [ -z "$kill_on" ] || kill_at_line &
-    if [ -n "$qmp_on" ]; then
-        qmp_at_line &
+    if [ ${#qmp_steps[@]} -gt 0 ]; then
+        : >"$tmp/qmp.out"
+        qmp_steps_run &
         qmp_pid=$!
     fi
     if [ "$verbose" = 1 ]; then
@@ -282,6 +275,8 @@ if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] && { [ "$rc" = 124 ] || [ "$r
     boot
 fi
 [ -z "$keep_log" ] || tr -d '\r' <"$log" >"$keep_log"
+[ -z "$qmp_pid" ] || wait "$qmp_pid" 2>/dev/null || true
+[ -z "$qmp_log" ] || cp "$tmp/qmp.out" "$qmp_log" 2>/dev/null || : >"$qmp_log"
 
 if [ -e "$tmp/killed" ]; then
     say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
@@ -292,9 +287,9 @@ fi
 end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
 # a QMP action (a power cut of the machine with -no-reboot) ended QEMU
 if [ -z "$end" ] && [ -e "$tmp/acted" ] && [ "$rc" = 0 ]; then
-    wait "$qmp_pid" 2>/dev/null || true    # its reply, on stderr
-    say "QEMU exited after the QMP command at '$qmp_on'"
-    tr -d '\r' <"$gout" | awk -v k="$qmp_on" \
+    acted=$(cat "$tmp/acted")
+    say "QEMU exited after the QMP command at '$acted'"
+    tr -d '\r' <"$gout" | awk -v k="$acted" \
         'f && $0 == k { exit } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
     exit 0
 fi

@@ -23,7 +23,7 @@ qemu_args=()
 [ $# -ge 1 ] && [ -n "$1" ] && qemu_args=(--qemu "$1")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtest.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 t_start=$SECONDS
@@ -44,11 +44,13 @@ run_guest() {
     local label=$1 disk=$2 script=$3 rc start line
     shift 3
     start=$SECONDS
-    "$GUEST_RUN" "${qemu_args[@]}" --disk "$disk" --timeout "${GUEST_TIMEOUT:-240}" "$@" \
-        "$script" >"$tmp/$label.out" 2>"$tmp/$label.err"
+    # the script before the options: they may end with -- QEMU-ARGS
+    "$GUEST_RUN" "${qemu_args[@]}" --disk "$disk" --timeout "${GUEST_TIMEOUT:-240}" \
+        "$script" "$@" >"$tmp/$label.out" 2>"$tmp/$label.err"
     rc=$?
-    # 0 and 1 (a guest check failed) mean the script ran to its end
-    if [ "$rc" -le 1 ]; then
+    # 0 and 1 (a guest check failed) mean the script ran to its end, if
+    # guest-run.sh says so (it also exits 1 on a usage error)
+    if [ "$rc" -le 1 ] && grep -qE '^\[guest-run\] (guest finished|QEMU (killed|exited after))' "$tmp/$label.err"; then
         ok "$label: guest ran the script ($((SECONDS - start)) s)"
     else
         bad "$label: guest ran the script ($((SECONDS - start)) s, exit $rc)"

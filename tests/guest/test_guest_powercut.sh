@@ -64,8 +64,8 @@ for vwc in off on; do
     truncate -s 512M "$disk"
     opts="vwc=$vwc,model-params=user_bytes=$((512 << 20))"
     run_guest "vwc=$vwc boot 1" "$disk" "$tmp/boot1.sh" --device-opts "$opts" \
-        --qmp-on @cut "$cut" --timeout 300
-    grep -q '"return"' <(grep "QMP at '@cut'" "$tmp/vwc=$vwc boot 1.err")
+        --qmp-on @cut "$cut" --qmp-log "$tmp/qmp-$vwc.log" --timeout 300
+    grep -q '"return"' "$tmp/qmp-$vwc.log"
     check $? "vwc=$vwc: the machine's power cut during the job (QMP power-cut machine)"
     run_guest "vwc=$vwc boot 2" "$disk" "$tmp/boot2.sh" --device-opts "$opts" \
         --timeout 300
