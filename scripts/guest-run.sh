@@ -20,6 +20,16 @@
 #                       sysbench, for scripts/sql-bench.sh)
 #   --kernel 6.12       boot Debian's 6.12 cloud kernel instead of the
 #                       release's (scripts/guest-image.sh --kernel)
+#   --firmware F        seabios (default) or ovmf (UEFI: Debian's ovmf,
+#                       OVMF_CODE_4M.fd with a fresh copy of its variables)
+#   --boot-image FILE:TAG  write a bootable drive image to FILE
+#                       (scripts/boot-image.sh: GPT, ESP with the kernel and
+#                       the initramfs holding SCRIPT, systemd-boot and
+#                       syslinux) whose kernel command line has
+#                       h3100.boot=TAG; repeatable.  The firmware then boots
+#                       from a drive (no -kernel): give the drives their
+#                       bootindex (--device-opts, QEMU-ARGS); the script
+#                       reads /proc/cmdline to see which one it came from
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1024)     --smp N   vCPUs (default 2)
 #   --timeout S         kill the guest after S seconds (default 300)
@@ -79,6 +89,8 @@ script=''
 qemu_extra=()
 flavour=default
 kernel_ver=''
+firmware=seabios
+boot_images=()
 format=raw
 kill_on=''
 qmp_steps=()
@@ -102,6 +114,8 @@ while [ $# -gt 0 ]; do
     --icount-shift) icount=1; ishift=$2; shift ;;
     --flavour) flavour=$2; shift ;;
     --kernel) kernel_ver=$2; shift ;;
+    --firmware) firmware=$2; shift ;;
+    --boot-image) boot_images+=("$2"); shift ;;
     --qemu) qemu=$2; shift ;;
     --mem) mem=$2; shift ;;
     --smp) smp=$2; shift ;;
@@ -122,6 +136,7 @@ done
 [ -f "$script" ] || h3100_die "no such script: $script"
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
+case $firmware in seabios|ovmf) ;; *) h3100_die "--firmware: seabios or ovmf" ;; esac
 [ "$use_disk" = 0 ] || [ -n "$disk" ] || h3100_die "--disk FILE or --no-disk"
 
 say() { printf '[guest-run] %s\n' "$*" >&2; }
@@ -146,7 +161,14 @@ trap 'exit 130' INT TERM
 
 # common QEMU arguments (no accelerator)
 base_args=(-nodefaults -no-user-config -display none
-           -machine q35 -m "$mem" -smp "$smp" -no-reboot -kernel "$kernel")
+           -machine q35 -m "$mem" -smp "$smp" -no-reboot)
+if [ "$firmware" = ovmf ]; then
+    ovmf=/usr/share/OVMF
+    [ -f $ovmf/OVMF_CODE_4M.fd ] || h3100_die "no $ovmf/OVMF_CODE_4M.fd (apt-get install ovmf)"
+    cp $ovmf/OVMF_VARS_4M.fd "$tmp/ovmf-vars.fd"
+    base_args+=(-drive "if=pflash,format=raw,unit=0,readonly=on,file=$ovmf/OVMF_CODE_4M.fd"
+                -drive "if=pflash,format=raw,unit=1,file=$tmp/ovmf-vars.fd")
+fi
 
 # --- accelerator ----------------------------------------------------------
 # KVM is used only when a guest really boots with it: on some hosts /dev/kvm
@@ -160,7 +182,7 @@ kvm_works() {
         return
     fi
     say "probing KVM (10 s at most)"
-    out=$(timeout -k 2 10 "$qemu" "${base_args[@]}" -accel kvm -initrd "$initrd" \
+    out=$(timeout -k 2 10 "$qemu" "${base_args[@]}" -accel kvm -kernel "$kernel" -initrd "$initrd" \
         -serial null -serial stdio \
         -append "console=ttyS0 panic=-1 h3100.wait=0" </dev/null 2>&1 || true)
     local ok=no
@@ -191,6 +213,19 @@ sz=$(stat -c %s "$tmp/initrd")
 truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
 (cd "$tmp/extra" && find . -mindepth 1 | LC_ALL=C sort |
     cpio -o -H newc --quiet -R 0:0) >>"$tmp/initrd"
+
+# --- how the kernel gets there: QEMU loads it, or firmware from a drive --------
+cmdline="console=ttyS0 panic=-1 $append"
+load_args=(-kernel "$kernel" -initrd "$tmp/initrd" -append "$cmdline")
+if [ ${#boot_images[@]} -gt 0 ]; then
+    load_args=()
+    for b in "${boot_images[@]}"; do
+        [ "${b%:*}" != "$b" ] || h3100_die "--boot-image FILE:TAG, not $b"
+        "$H3100_PROJECT/scripts/boot-image.sh" --out "${b%:*}" --kernel "$kernel" \
+            --initrd "$tmp/initrd" --cmdline "$cmdline h3100.boot=${b##*:}" \
+            --title "h3100 guest (${b##*:})" >/dev/null
+    done
+fi
 
 # --- the drive ----------------------------------------------------------------
 dev_args=()
@@ -241,8 +276,7 @@ boot() {
     start=$SECONDS
     timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
         -serial "file:$log" -serial "file:$gout" \
-        -initrd "$tmp/initrd" \
-        -append "console=ttyS0 panic=-1 $append" \
+        "${load_args[@]}" \
         -pidfile "${pidfile:-$tmp/qemu.pid}" -qmp "unix:$tmp/qmp.sock,server=on,wait=off" \
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!

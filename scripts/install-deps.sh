@@ -73,7 +73,8 @@ if [ "$sources_changed" -eq 1 ]; then
 fi
 
 pkgs=("${H3100_PKGS_BASE[@]}")
-[ "$want_qemu" -eq 1 ] && pkgs+=("${H3100_PKGS_QEMU[@]}" "${H3100_PKGS_GUEST[@]}")
+[ "$want_qemu" -eq 1 ] && pkgs+=("${H3100_PKGS_QEMU[@]}" "${H3100_PKGS_GUEST[@]}"
+                                 "${H3100_PKGS_BOOT[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do

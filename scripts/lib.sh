@@ -15,6 +15,10 @@ H3100_PKGS_BASE=(build-essential gcc pkg-config meson ninja-build
 # from the host, the cloud kernel fetched with apt-get download.
 H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio fio e2fsprogs
                   xfsprogs)
+# Bootable drive images (scripts/boot-image.sh, scripts/install-debian.sh):
+# GPT, FAT, syslinux for BIOS, systemd-boot for UEFI, OVMF, debootstrap.
+H3100_PKGS_BOOT=(gdisk dosfstools mtools syslinux syslinux-common
+                 systemd-boot-efi ovmf debootstrap)
 # The SQL workload's image flavour (scripts/sql-bench.sh); qemu-utils makes
 # qcow2 backing files.
 H3100_PKGS_GUEST_SQL=(mariadb-server mariadb-client sysbench qemu-utils)
