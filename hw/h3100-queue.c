@@ -179,6 +179,19 @@ void h3100_irq_deassert(H3100State *s, H3100CQueue *cq)
     h3100_intx_update(s);
 }
 
+/*
+ * The host consumed some of the CQ's entries but not all: an MSI-X
+ * message is an edge, so send another one, or a host that takes one
+ * entry per interrupt waits for nothing ("completion polled" in Linux).
+ * INTx is a level and stays asserted.
+ */
+static void h3100_irq_resend(H3100State *s, H3100CQueue *cq)
+{
+    if (cq->irq_enabled && msix_enabled(PCI_DEVICE(s))) {
+        h3100_msix_fire(s, cq->vector);
+    }
+}
+
 /* ---- shadow doorbells -------------------------------------------------- */
 
 static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
@@ -618,6 +631,8 @@ void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
     }
     if (cq->head == cq->tail) {
         h3100_irq_deassert(s, cq);
+    } else {
+        h3100_irq_resend(s, cq);
     }
     h3100_cq_post(s, cq);
     QTAILQ_FOREACH(sq, &cq->sq_list, entry) {

@@ -41,12 +41,20 @@ KERNEL_META=${H3100_GUEST_KERNEL:-linux-image-cloud-amd64}
 # kernel (ext4 is built in): GUEST_KMODS are paths inside the kernel package's
 # lib/modules/VERSION/, in load order; they go to the same place in the
 # initramfs and are listed in /etc/h3100-kmods (tests insmod them).
-for _p in fio e2fsprogs xfsprogs; do
+for _p in fio e2fsprogs xfsprogs gdisk dosfstools mtools; do
     case " ${H3100_PKGS_GUEST[*]} " in *" $_p "*) ;; *) H3100_PKGS_GUEST+=("$_p") ;; esac
 done
 unset _p
 GUEST_BINS+=(/usr/bin/fio /usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck
              /usr/sbin/mkfs.xfs /usr/sbin/xfs_repair)
+# partitioning and FAT without mounting it (scripts/install-debian.sh
+# installs Debian onto the drive from inside this guest)
+GUEST_BINS+=(/usr/sbin/sgdisk /usr/sbin/mkfs.fat /usr/bin/mcopy /usr/bin/mmd)
+# mtools converts file names through iconv's code page 850
+for _p in /usr/lib/*/gconv/IBM850.so /usr/lib/*/gconv/gconv-modules \
+          /usr/lib/*/gconv/gconv-modules.cache /usr/lib/*/gconv/gconv-modules.d/*; do
+    [ -e "$_p" ] && GUEST_DATA+=("$_p")
+done
 GUEST_DATA+=(/etc/mke2fs.conf)
 # md-mod and raid0: the four-drive RAID 0 (tests/guest/test_guest_multi.sh).
 GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko
