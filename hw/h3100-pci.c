@@ -517,6 +517,7 @@ static void h3100_state_init(H3100State *s)
     h3100_durable_init(s);
     h3100_blkerr_init(s);
     h3100_vcache_init(s);
+    h3100_shutdown_init(s);
     s->hold = qtest_enabled() || icount_enabled();
     s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
     s->hold_step = 1;
@@ -566,6 +567,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     h3100_unmap_wait(s, true);
     blk_drain(s->blk);
     h3100_blkerr_exit(s);
+    h3100_shutdown_exit(s);
     h3100_vcache_free_all(s);
     for (unsigned i = 0; i < s->nvec; i++) {
         h3100_timer_free(&s->vec[i].timer);

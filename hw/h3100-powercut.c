@@ -13,7 +13,8 @@
  *   with vwc=on the writes no Flush covered are dropped (h3100-vcache.c);
  * - the drive comes back as after a power cycle: the controller is reset
  *   to its power-on state (CSTS.RDY 0, no queues), SMART counts one more
- *   power cycle and one more unsafe shutdown.
+ *   power cycle and, unless the host's shutdown notification completed
+ *   first (h3100-shutdown.c), one more unsafe shutdown.
  * "drive": only the drive loses power; the guest's driver finds a
  * controller that is not ready (Linux notices at its next command
  * time-out and resets it).  "machine": the whole machine loses power
@@ -38,7 +39,9 @@ static void h3100_power_cut(H3100State *s, bool machine)
     h3100_ctrl_reset(s);
     dropped = h3100_vcache_drop(s);
     s->power_cycles++;
-    s->unsafe_shutdowns++;
+    if (!s->shutdown.done) {
+        s->unsafe_shutdowns++;    /* no completed shutdown notification */
+    }
     trace_h3100_power_cut(machine, dropped);
     h3100_regs_init(s);
     if (machine) {

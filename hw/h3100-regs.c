@@ -112,14 +112,13 @@ static void h3100_write_cc_fn(void *opaque)
     const char *err;
 
     stl_le_p(&s->bar.cc, data);
-    if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
-        trace_h3100_ctrl_shutdown(NVME_CC_SHN(data));
-        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
-        csts |= NVME_CSTS_SHST_COMPLETE;
-    } else if (!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) {
-        csts &= ~(CSTS_SHST_MASK << CSTS_SHST_SHIFT);
+    if (!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) {
+        h3100_shutdown_cancel(s);
+        csts = ldl_le_p(&s->bar.csts);
     }
     if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
+        h3100_shutdown_cancel(s);       /* the drive is in use again */
+        csts = ldl_le_p(&s->bar.csts);
         err = h3100_check_enable(s);
         if (err) {
             trace_h3100_err_enable(err);
@@ -140,6 +139,14 @@ static void h3100_write_cc_fn(void *opaque)
                         cc, data);
     }
     stl_le_p(&s->bar.csts, csts);
+    if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
+        h3100_shutdown_begin(s);
+    }
+}
+
+static void h3100_shutdown_begin_fn(void *opaque)
+{
+    h3100_shutdown_begin(opaque);
 }
 
 static void h3100_write_cc(H3100State *s, uint32_t data)
@@ -152,7 +159,7 @@ static void h3100_write_cc(H3100State *s, uint32_t data)
         h3100_ctrl_reset(s);
         stl_le_p(&s->bar.cc, data);
         if (NVME_CC_SHN(data)) {
-            stl_le_p(&s->bar.csts, NVME_CSTS_SHST_COMPLETE);
+            h3100_run_in_ctx(s, h3100_shutdown_begin_fn, s);
         }
         return;
     }

@@ -328,9 +328,9 @@ static bool h3100_pstate_reap(H3100State *s, bool wait)
     return true;
 }
 
-static void h3100_pstate_checkpoint_fn(void *opaque)
+/* Save FILE with @flags from a forked child (here if fork fails). */
+static void h3100_pstate_checkpoint(H3100State *s, uint32_t flags)
 {
-    H3100State *s = opaque;
     g_autoptr(GByteArray) dev = h3100_pstate_pack(s);
     g_autoptr(GError) gerr = NULL;
     pid_t pid;
@@ -340,14 +340,14 @@ static void h3100_pstate_checkpoint_fn(void *opaque)
     if (pid == 0) {
         /* the child: a copy-on-write snapshot of the model */
         bool ok = h3100_model_save_with(s->model, s->state_path, dev->data,
-                                        dev->len, H3100_STATE_DIRTY, NULL);
+                                        dev->len, flags, NULL);
 
         _exit(ok ? 0 : 1);
     }
     if (pid < 0) {
         /* no fork: save here, the guest waits */
         if (!h3100_model_save_with(s->model, s->state_path, dev->data,
-                                   dev->len, H3100_STATE_DIRTY, &gerr)) {
+                                   dev->len, flags, &gerr)) {
             warn_report("%s: checkpoint: %s", TYPE_DAPUSTOR_H3100,
                         gerr->message);
         }
@@ -358,12 +358,55 @@ static void h3100_pstate_checkpoint_fn(void *opaque)
     trace_h3100_pstate_checkpoint(s->state_path, pid);
 }
 
+static void h3100_pstate_checkpoint_fn(void *opaque)
+{
+    h3100_pstate_checkpoint(opaque, H3100_STATE_DIRTY);
+}
+
+/*
+ * The shutdown notification: save FILE clean (forked); false if there is
+ * no file.  h3100_pstate_busy says when it is written.
+ */
+bool h3100_pstate_save_clean(H3100State *s)
+{
+    if (!s->pstate_open) {
+        return false;
+    }
+    h3100_pstate_reap(s, true);
+    h3100_pstate_checkpoint(s, 0);
+    s->pstate_clean = true;
+    return true;
+}
+
+bool h3100_pstate_busy(H3100State *s)
+{
+    return !h3100_pstate_reap(s, false);
+}
+
+/* In use again after a clean save: mark FILE dirty. */
+void h3100_pstate_reopen(H3100State *s)
+{
+    g_autoptr(GError) gerr = NULL;
+
+    if (!s->pstate_open || !s->pstate_clean) {
+        return;
+    }
+    h3100_pstate_reap(s, true);
+    s->pstate_clean = false;
+    if (!h3100_state_set_flags(s->state_path, H3100_STATE_DIRTY, &gerr)) {
+        warn_report("%s: %s", TYPE_DAPUSTOR_H3100, gerr->message);
+    }
+}
+
 static void h3100_pstate_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
 
-    /* one checkpoint at a time: a slow one skips the next */
-    if (h3100_pstate_reap(s, false)) {
+    /*
+     * one checkpoint at a time: a slow one skips the next; none while the
+     * drive is shut down (the file was saved clean)
+     */
+    if (!s->pstate_clean && h3100_pstate_reap(s, false)) {
         h3100_run_in_ctx(s, h3100_pstate_checkpoint_fn, s);
     }
     timer_mod(s->pstate_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +

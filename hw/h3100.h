@@ -322,6 +322,7 @@ struct H3100State {
     uint64_t power_cycles;
     uint64_t unsafe_shutdowns;
     GBytes *pstate_blob;              /* device part, until applied */
+    bool pstate_clean;                /* saved clean at a shutdown */
     bool pstate_was_dirty;
     bool pstate_open;                 /* FILE in use: save at the end */
     QEMUTimer *pstate_timer;          /* checkpoints, main loop */
@@ -348,6 +349,15 @@ struct H3100State {
     uint64_t durable_flushes;
     QTAILQ_HEAD(, H3100Req) durable_next;  /* landed, wait for a flush */
     QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
+    /* the shutdown notification (h3100-shutdown.c) */
+    struct {
+        QEMUTimer *timer;             /* polls the clean checkpoint */
+        bool pending;                 /* CC.SHN seen, SHST not 10b yet */
+        bool done;                    /* SHST 10b: power may go */
+        bool saved;                   /* the state file saved clean */
+        bool flush_inflight;
+    } shutdown;
+
     /* the volatile write cache's journal (h3100-vcache.c) */
     QTAILQ_HEAD(, H3100VEntry) vcache;
     uint64_t vcache_bytes;
@@ -539,6 +549,15 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
 bool h3100_pstate_open(H3100State *s, Error **errp);
 void h3100_pstate_apply(H3100State *s);
 bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
+bool h3100_pstate_save_clean(H3100State *s);
+bool h3100_pstate_busy(H3100State *s);
+void h3100_pstate_reopen(H3100State *s);
+
+/* h3100-shutdown.c */
+void h3100_shutdown_init(H3100State *s);
+void h3100_shutdown_exit(H3100State *s);
+void h3100_shutdown_begin(H3100State *s);
+void h3100_shutdown_cancel(H3100State *s);
 void h3100_pstate_close(H3100State *s);
 
 /* h3100-io.c */

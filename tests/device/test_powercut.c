@@ -132,6 +132,51 @@ START_TEST(test_vwc_drops_unflushed_writes)
 }
 END_TEST
 
+/* Shutdown notification, as Linux gives it: SHN with EN still 1. */
+static void pc_shutdown(Dev *d)
+{
+    uint32_t cc = nh_rd32(d->h, NVME_REG_CC);
+
+    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+    ck_assert_msg(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
+                               10000000000ll), "CSTS.SHST never 10b "
+                  "(CSTS=0x%x)", nh_rd32(d->h, NVME_REG_CSTS));
+}
+
+/*
+ * A power cut after the host's shutdown notification completed is a
+ * safe one: no unsafe shutdown counted; and with vwc=on the shutdown
+ * wrote the cache back, so no write is lost.  Once the controller is
+ * enabled again the next cut is unsafe again.
+ */
+START_TEST(test_cut_after_shutdown_is_safe)
+{
+    Dev *d = pc_open(",vwc=on");
+    uint64_t cycles, unsafe;
+
+    for (unsigned i = 0; i < 4; i++) {
+        pc_write(d, i, 0);                /* no Flush */
+    }
+    cycles = pc_smart(d, SMART_POWER_CYCLES);
+    unsafe = pc_smart(d, SMART_UNSAFE);
+    pc_shutdown(d);
+    pc_cut_ok(d, "drive");
+    pc_reprobe(d);
+    for (unsigned i = 0; i < 4; i++) {
+        ck_assert_msg(pc_holds(d, i, 0), "block %u lost although the "
+                      "shutdown notification completed", i);
+    }
+    ck_assert_uint_eq(pc_smart(d, SMART_POWER_CYCLES), cycles + 1);
+    ck_assert_msg(pc_smart(d, SMART_UNSAFE) == unsafe, "unsafe shutdowns "
+                  "%" PRIu64 " -> %" PRIu64 " after a clean shutdown",
+                  unsafe, pc_smart(d, SMART_UNSAFE));
+    pc_cut_ok(d, "drive");                /* in use again: unsafe */
+    pc_reprobe(d);
+    ck_assert_uint_eq(pc_smart(d, SMART_UNSAFE), unsafe + 1);
+    dev_close(d);
+}
+END_TEST
+
 /* FUA writes are durable at completion, even with the cache on. */
 START_TEST(test_vwc_keeps_fua_writes)
 {
@@ -223,6 +268,7 @@ int main(void)
     tcase_add_test(tc, test_inflight_commands_lost);
     tcase_add_test(tc, test_machine_cut_resets);
     tcase_add_test(tc, test_bad_value_refused);
+    tcase_add_test(tc, test_cut_after_shutdown_is_safe);
     suite_add_tcase(s, tc);
     return dev_main(s);
 }

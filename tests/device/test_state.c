@@ -228,6 +228,73 @@ START_TEST(test_dirty_counts_unsafe)
 }
 END_TEST
 
+/* QEMU killed: nothing saved on the way out. */
+static void st_kill(Dev *d)
+{
+    qt_kill(d->qt);
+    nh_free(d->h);
+    unlink(d->img);
+    g_free(d->img);
+    g_free(d);
+}
+
+/* The state file's flags, read with the library. */
+static uint32_t st_flags(const char *path)
+{
+    uint32_t flags = 0;
+    gsize extra;
+
+    h3100_model_free(st_load(path, &flags, &extra));
+    return flags;
+}
+
+/*
+ * The shutdown notification saves the state file clean: QEMU killed
+ * afterwards (the host powered off without QEMU exiting) counts no
+ * unsafe shutdown; enabling the controller again marks the file in use,
+ * and a kill then counts one.
+ */
+START_TEST(test_shutdown_saves_clean)
+{
+    g_autofree char *path = state_file("shn.h3s");
+    uint8_t log[512];
+    uint32_t cc;
+    Dev *d;
+
+    unlink(path);
+    d = st_launch(path, "");
+    st_enable(d);
+    ck_assert_uint_eq(st_flags(path), H3100_STATE_DIRTY);
+    cc = nh_rd32(d->h, NVME_REG_CC);
+    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+    ck_assert(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
+                           10000000000ll));
+    ck_assert_msg(st_flags(path) == 0, "the file is still marked in use "
+                  "after the shutdown notification");
+    st_kill(d);
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 0);
+    ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 2);
+    /* shut down, then in use again: the file is dirty again */
+    cc = nh_rd32(d->h, NVME_REG_CC);
+    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+    ck_assert(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
+                           10000000000ll));
+    nh_disable(d->h);
+    st_enable(d);
+    ck_assert_uint_eq(st_flags(path), H3100_STATE_DIRTY);
+    st_kill(d);
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 1);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_checkpoint)
 {
     g_autofree char *path = state_file("ckpt.h3s");
@@ -428,5 +495,6 @@ int main(void)
     tcase_add_test(tc, test_reset_starts_fresh);
     tcase_add_test(tc, test_bad_files_refused);
     tcase_add_test(tc, test_serial_saved);
+    tcase_add_test(tc, test_shutdown_saves_clean);
     return dev_main(s);
 }
