@@ -367,12 +367,31 @@ static void h3100_pstate_checkpoint_fn(void *opaque)
  * The shutdown notification: save FILE clean (forked); false if there is
  * no file.  h3100_pstate_busy says when it is written.
  */
+/*
+ * A checkpoint still being written is abandoned (SIGKILL: the file stays
+ * as it was, the save goes through a temporary and a rename), so that
+ * a guest toggling CC.SHN never has the main loop wait for a save.
+ */
+static void h3100_pstate_abandon(H3100State *s)
+{
+    int status;
+
+    if (s->pstate_child > 0 && !h3100_pstate_reap(s, false)) {
+        kill(s->pstate_child, SIGKILL);
+        while (waitpid(s->pstate_child, &status, 0) < 0 && errno == EINTR) {
+            /* again */
+        }
+        trace_h3100_pstate_checkpoint_done(-1);
+        s->pstate_child = 0;
+    }
+}
+
 bool h3100_pstate_save_clean(H3100State *s)
 {
     if (!s->pstate_open) {
         return false;
     }
-    h3100_pstate_reap(s, true);
+    h3100_pstate_abandon(s);
     h3100_pstate_checkpoint(s, 0);
     s->pstate_clean = true;
     return true;
@@ -391,7 +410,7 @@ void h3100_pstate_reopen(H3100State *s)
     if (!s->pstate_open || !s->pstate_clean) {
         return;
     }
-    h3100_pstate_reap(s, true);
+    h3100_pstate_abandon(s);
     s->pstate_clean = false;
     if (!h3100_state_set_flags(s->state_path, H3100_STATE_DIRTY, &gerr)) {
         warn_report("%s: %s", TYPE_DAPUSTOR_H3100, gerr->message);

@@ -69,7 +69,8 @@ say() { printf '[install-debian %4ds] %s\n' $((SECONDS - t0)) "$*" >&2; }
 
 # --- 1. the system, as a tar archive -------------------------------------------
 PKGS=systemd-sysv,udev,kmod,linux-image-cloud-amd64,initramfs-tools,systemd-boot-efi,util-linux,e2fsprogs,dosfstools,nvme-cli,procps
-mirror=$(awk '/^URIs:/ { print $2; exit } /^deb / { print $2; exit }' \
+# the host's Debian mirror (not its security archive)
+mirror=$(awk '($1 == "URIs:" || $1 == "deb") && $2 !~ /security/ { print $2; exit }' \
          /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true)
 mirror=${mirror:-http://deb.debian.org/debian}
 

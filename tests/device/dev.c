@@ -63,6 +63,16 @@ Dev *dev_open_drive(const char *drive, const char *devopts,
     return d;
 }
 
+int dev_intx_level(QTest *qt)
+{
+    int high = 0;
+
+    for (int irq = 16; irq < 24; irq++) {
+        high += qt_irq_level(qt, irq);
+    }
+    return high;
+}
+
 void dev_reprobe(Dev *d)
 {
     nh_free(d->h);

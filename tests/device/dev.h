@@ -94,6 +94,12 @@ static inline uint64_t le128_lo(const void *p, size_t off)
     return le64_at(p, off);
 }
 
+/*
+ * Level of the device's INTx line (q35 routes PIRQA-H to GSI 16-23);
+ * needs qt_irq_intercept_in(qt, "ioapic") first.
+ */
+int dev_intx_level(QTest *qt);
+
 /* Run a suite: returns the process exit status. */
 int dev_main(Suite *s);
 /* A TCase with a per-test time-out suited to QEMU start-up. */

@@ -709,17 +709,6 @@ static bool cqe_posted(Dev *d, NvmeQueue *q)
     return (e.status & 1) == q->cq->phase;
 }
 
-/* Level of the device's INTx line: q35 routes PIRQA-H to GSI 16-23. */
-static int intx_level(Dev *d)
-{
-    int high = 0;
-
-    for (int irq = 16; irq < 24; irq++) {
-        high += qt_irq_level(d->qt, irq);
-    }
-    return high;
-}
-
 static void admin_submit_and_peek(Dev *d)
 {
     NvmeSqe sqe;
@@ -740,27 +729,28 @@ START_TEST(test_intx_interrupts)
     NvmeCqe cqe;
 
     qt_irq_intercept_in(d->qt, "ioapic");
-    ck_assert_msg(intx_level(d) == 0, "INTx asserted with no completion "
-                  "pending");
+    ck_assert_msg(dev_intx_level(d->qt) == 0, "INTx asserted with no "
+                  "completion pending");
     admin_submit_and_peek(d);
-    ck_assert_msg(intx_level(d) == 1, "INTx not asserted for a pending "
-                  "admin completion (MSI-X off)");
+    ck_assert_msg(dev_intx_level(d->qt) == 1, "INTx not asserted for a "
+                  "pending admin completion (MSI-X off)");
     ck_assert(nh_poll(d->h, d->h->admin, &cqe));   /* CQ head doorbell */
     qt_clock_step(d->qt, 1000);
-    ck_assert_msg(intx_level(d) == 0, "INTx still asserted after the host "
-                  "consumed every completion");
+    ck_assert_msg(dev_intx_level(d->qt) == 0, "INTx still asserted after "
+                  "the host consumed every completion");
 
     /* INTMS masks vector 0, INTMC unmasks it */
     nh_wr32(d->h, NVME_REG_INTMS, 1);
     admin_submit_and_peek(d);
-    ck_assert_msg(intx_level(d) == 0, "INTx asserted while masked by INTMS");
+    ck_assert_msg(dev_intx_level(d->qt) == 0, "INTx asserted while masked "
+                  "by INTMS");
     nh_wr32(d->h, NVME_REG_INTMC, 1);
     qt_clock_step(d->qt, 1000);
-    ck_assert_msg(intx_level(d) == 1, "INTx not asserted after INTMC "
-                  "unmasked a pending completion");
+    ck_assert_msg(dev_intx_level(d->qt) == 1, "INTx not asserted after "
+                  "INTMC unmasked a pending completion");
     ck_assert(nh_poll(d->h, d->h->admin, &cqe));
     qt_clock_step(d->qt, 1000);
-    ck_assert_uint_eq(intx_level(d), 0);
+    ck_assert_uint_eq(dev_intx_level(d->qt), 0);
     dev_close(d);
 }
 END_TEST
@@ -1326,6 +1316,12 @@ START_TEST(test_doorbell_buffer_config)
     sqe.cdw12 = 7;
     cqe = shadow_cmd(d, q, dbs, &sqe);
     ck_status(nh_status(&cqe), 0, "read back");
+    /* the CQ's event index: the shadow head the device last took */
+    nh_wr32(h, nh_cq_doorbell(h, 1), q->cq->head);
+    qt_clock_step(d->qt, 1000);
+    ei = qt_readl(d->qt, eis + 3 * 4);
+    ck_assert_msg(ei == q->cq->head, "CQ 1 event index %u, the host's "
+                  "shadow head %u", ei, q->cq->head);
     qt_memread(d->qt, buf, r, sizeof(r));
     nh_pattern(w, sizeof(w), 41);
     ck_assert(memcmp(w, r, sizeof(r)) == 0);

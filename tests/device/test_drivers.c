@@ -30,16 +30,6 @@ static void wait_posted(QTest *qt, NvmeQueue *q, unsigned n)
     ck_abort_msg("%u completions never posted on CQ %u", n, cq->qid);
 }
 
-static int intx_level(QTest *qt)
-{
-    int high = 0;
-
-    for (int irq = 16; irq < 24; irq++) {   /* q35: PIRQA-H */
-        high += qt_irq_level(qt, irq);
-    }
-    return high;
-}
-
 /*
  * Linux >= 5.19 writes CC's fields with EN=0, reads CC back, then sets
  * EN: the fields must be kept while disabled and no fault raised.
@@ -226,7 +216,7 @@ START_TEST(test_firmware_polled_cq_no_interrupt)
     nh_sqe_init(&sqe, NVME_CMD_FLUSH, 1);
     nh_submit(d->h, d->q, &sqe);
     wait_posted(d->qt, d->q, 1);
-    ck_assert_msg(intx_level(d->qt) == 0, "INTx asserted for a completion "
+    ck_assert_msg(dev_intx_level(d->qt) == 0, "INTx asserted for a completion "
                   "on a CQ created without interrupts");
     ck_assert(nh_poll(d->h, d->q, &cqe));
     dev_close(d);

@@ -295,6 +295,40 @@ START_TEST(test_shutdown_saves_clean)
 }
 END_TEST
 
+/*
+ * A guest toggling CC.SHN as fast as it can: every clean save under way
+ * is abandoned, the controller keeps answering, the file ends in use,
+ * and a clean stop then counts no unsafe shutdown.
+ */
+START_TEST(test_shutdown_toggled)
+{
+    g_autofree char *path = state_file("shn-toggle.h3s");
+    uint32_t cc;
+    uint8_t log[512], id[4096];
+    Dev *d;
+
+    unlink(path);
+    d = st_launch(path, "");
+    st_enable(d);
+    cc = nh_rd32(d->h, NVME_REG_CC);
+    for (unsigned i = 0; i < 40; i++) {
+        nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+        qt_clock_step(d->qt, (i % 4) * 1000000);
+        nh_wr32(d->h, NVME_REG_CC, cc);
+    }
+    ck_assert_uint_eq(nh_rd32(d->h, NVME_REG_CSTS) & NVME_CSTS_SHST_MASK, 0);
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify after the toggling");
+    ck_assert_uint_eq(st_flags(path), H3100_STATE_DIRTY);
+    dev_close(d);
+    d = st_launch(path, "");
+    st_enable(d);
+    smart(d, log);
+    dev_close(d);
+    ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 0);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_checkpoint)
 {
     g_autofree char *path = state_file("ckpt.h3s");
@@ -496,5 +530,6 @@ int main(void)
     tcase_add_test(tc, test_bad_files_refused);
     tcase_add_test(tc, test_serial_saved);
     tcase_add_test(tc, test_shutdown_saves_clean);
+    tcase_add_test(tc, test_shutdown_toggled);
     return dev_main(s);
 }
