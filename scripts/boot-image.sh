@@ -41,8 +41,9 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$out" ] && [ -f "$kernel" ] && [ -f "$initrd" ] ||
+if [ -z "$out" ] || [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
     h3100_die "usage: $0 --out IMG --kernel FILE --initrd FILE [--cmdline ARGS] (try --help)"
+fi
 case $esp_mb in ''|*[!0-9]*) h3100_die "--esp-mb: a number of MiB" ;; esac
 [ "$esp_mb" -ge 40 ] || h3100_die "--esp-mb: at least 40 (FAT32)"
 [ -z "$root" ] || [ -f "$root" ] || h3100_die "--root: no file $root"

@@ -73,9 +73,13 @@ copy_kmods() {
     done | sed "s|^$root||" >"$root/etc/h3100-kmods"
 }
 # Tools taken from their Debian packages without installing them on the
-# host (installing mdadm would start its monitor there): package, then
-# the files to copy, with their shared libraries.
+# host (installing mdadm would start its monitor there, a database package
+# its server): package, then the files to copy (colon-separated), with
+# their shared libraries.  The packages and whatever they depend on that
+# the host lacks are downloaded and unpacked in the build directory
+# (stage_debs); GUEST_DEB_DATA are more files (globs) from there.
 GUEST_DEB_TOOLS=(mdadm:/sbin/mdadm)
+GUEST_DEB_DATA=()
 # --- end of the guest tests' additions ---------------------------------------
 
 # --- recipe additions for the SQL workload (scripts/sql-bench.sh, issue 4
@@ -83,50 +87,21 @@ GUEST_DEB_TOOLS=(mdadm:/sbin/mdadm)
 # $H3100_CACHE/guest-sql/), so the default image stays small.  MariaDB's
 # server, client and the files its bootstrap needs (English errmsg.sys,
 # charsets, the system-table SQL; no help tables, no sys schema), and
-# sysbench with its Lua scripts; about 10 MB more gzipped.  Installing
-# mariadb-server on a host that did not have it would start (and enable) a
-# MariaDB service there: sql_host_pkgs stops and disables it again.
-if ! declare -p H3100_PKGS_GUEST_SQL >/dev/null 2>&1; then
-    H3100_PKGS_GUEST_SQL=(mariadb-server mariadb-client sysbench)
-fi
-GUEST_BINS_SQL=(/usr/sbin/mariadbd /usr/bin/mariadb /usr/bin/sysbench)
-sql_data_files() {   # evaluated after the host packages are installed
-    printf '%s\n' /usr/share/mysql/english/errmsg.sys \
-        /usr/share/mysql/mysql_system_tables.sql \
-        /usr/share/mysql/mysql_performance_tables.sql \
-        /usr/share/mysql/mysql_system_tables_data.sql \
-        /usr/share/mysql/charsets/* /usr/share/sysbench/*.lua
-}
-sql_host_pkgs() {
-    local missing=() p fresh_server=0
-    for p in "${H3100_PKGS_GUEST_SQL[@]}"; do
-        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
-            missing+=("$p")
-    done
-    [ ${#missing[@]} -gt 0 ] || return 0
-    case " ${missing[*]} " in *" mariadb-server "*) fresh_server=1 ;; esac
-    say "installing on the host: ${missing[*]}"
-    h3100_as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y --no-install-recommends "${missing[@]}" >&2
-    [ "$fresh_server" = 1 ] || return 0
-    # we only need its files: do not leave a MariaDB service behind
-    say "stopping and disabling the host's new mariadb service (files only needed)"
-    if [ -d /run/systemd/system ]; then
-        h3100_as_root systemctl disable --now mariadb.service >&2 || true
-    else
-        h3100_as_root systemctl disable mariadb.service >/dev/null 2>&1 || true
-        [ ! -x /etc/init.d/mariadb ] || h3100_as_root /etc/init.d/mariadb stop >&2 || true
-    fi
-}
+# sysbench with its Lua scripts; about 10 MB more gzipped.  All taken from
+# their packages (GUEST_DEB_TOOLS): no database server is installed on the
+# host.
+GUEST_DEB_TOOLS_SQL=(mariadb-server-core:/usr/sbin/mariadbd
+                     mariadb-client-core:/usr/bin/mariadb
+                     sysbench:/usr/bin/sysbench)
+GUEST_DEB_DATA_SQL=(/usr/share/mysql/english/errmsg.sys
+                    /usr/share/mysql/mysql_system_tables.sql
+                    /usr/share/mysql/mysql_performance_tables.sql
+                    /usr/share/mysql/mysql_system_tables_data.sql
+                    '/usr/share/mysql/charsets/*' '/usr/share/sysbench/*.lua')
 # sql_flavour: add the lists above to the recipe (after the option parsing)
 sql_flavour() {
-    [ "$check" = 1 ] || sql_host_pkgs
-    local p
-    for p in "${H3100_PKGS_GUEST_SQL[@]}"; do
-        case " ${H3100_PKGS_GUEST[*]} " in *" $p "*) ;; *) H3100_PKGS_GUEST+=("$p") ;; esac
-    done
-    GUEST_BINS+=("${GUEST_BINS_SQL[@]}")
-    mapfile -t -O "${#GUEST_DATA[@]}" GUEST_DATA < <(sql_data_files)
+    GUEST_DEB_TOOLS+=("${GUEST_DEB_TOOLS_SQL[@]}")
+    GUEST_DEB_DATA+=("${GUEST_DEB_DATA_SQL[@]}")
 }
 # --- end of the SQL workload's additions -------------------------------------
 
@@ -204,20 +179,48 @@ recipe() {
     done
 }
 
-# copy_deb_tools ROOT WORK: GUEST_DEB_TOOLS, downloaded and unpacked in WORK.
-copy_deb_tools() {
-    local root=$1 work=$2 t pkg f sandbox=()
+# stage_debs STAGE PKG...: download PKG and every package in its
+# dependency closure that the host has not installed, and unpack them all
+# into STAGE (nothing is installed; dpkg-deb -x).
+stage_debs() {
+    local stage=$1 p deb need=() sandbox=()
+    shift
     [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-    mkdir -p "$work/debx"
+    need=("$@")
+    while read -r p; do
+        case " ${need[*]} " in *" $p "*) continue ;; esac
+        [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] ||
+            need+=("$p")
+    done < <(apt-cache depends --recurse --no-recommends --no-suggests \
+                 --no-conflicts --no-breaks --no-replaces --no-enhances "$@" |
+             grep -E '^[a-z0-9][a-z0-9.+-]*$' | sort -u)
+    mkdir -p "$stage/../debs" "$stage"
+    say "      unpacking ${#need[@]} packages: ${need[*]}"
+    (cd "$stage/../debs" && apt-get "${sandbox[@]}" download "${need[@]}" >&2) ||
+        h3100_die "apt-get download ${need[*]} failed"
+    for deb in "$stage"/../debs/*.deb; do
+        dpkg-deb -x "$deb" "$stage"
+    done
+}
+
+# copy_deb_tools ROOT WORK: GUEST_DEB_TOOLS and GUEST_DEB_DATA, from their
+# packages unpacked in WORK/stage.
+copy_deb_tools() {
+    local root=$1 stage=$2/stage t f files pkgs=() g
+    for t in "${GUEST_DEB_TOOLS[@]}"; do pkgs+=("${t%%:*}"); done
+    stage_debs "$stage" "${pkgs[@]}"
     for t in "${GUEST_DEB_TOOLS[@]}"; do
-        pkg=${t%%:*}
-        (cd "$work" && apt-get "${sandbox[@]}" download "$pkg" >&2) ||
-            h3100_die "apt-get download $pkg failed"
-        dpkg-deb -x "$work/${pkg}"_*.deb "$work/debx"
         IFS=: read -ra files <<<"${t#*:}"
         for f in "${files[@]}"; do
-            [ -e "$work/debx$f" ] || f=/usr$f     # merged /usr
-            copy_bin_from "$root" "$work/debx" "$f"
+            [ -e "$stage$f" ] || f=/usr$f     # merged /usr
+            copy_bin_from "$root" "$stage" "$f"
+        done
+    done
+    for g in "${GUEST_DEB_DATA[@]}"; do
+        for f in $stage$g; do
+            [ -e "$f" ] || h3100_die "no ${f#"$stage"} in the unpacked packages"
+            mkdir -p "$root$(dirname "${f#"$stage"}")"
+            cp -L "$f" "$root${f#"$stage"}"
         done
     done
 }
@@ -242,11 +245,24 @@ copy_bin_from() {
     mkdir -p "$root$(dirname "$bin")"
     cp -L "$src$bin" "$root$bin"
     # ldd prints "name => /path (addr)" or "/path (addr)"; static: nothing.
+    # Libraries unpacked in SRC are found there and keep their path.
+    local libpath=''
+    [ -z "$src" ] || libpath=$(find "$src" -name '*.so*' -printf '%h\n' 2>/dev/null |
+                                sort -u | tr '\n' :)
     while read -r lib; do
-        [ -e "$root$lib" ] || copy_file "$root" "$lib"
-    done < <(ldd "$src$bin" 2>/dev/null | awk '
+        if [ -n "$src" ] && [ "${lib#"$src"/}" != "$lib" ]; then
+            lib=${lib#"$src"}
+            [ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")"
+                                    cp -L "$src$lib" "$root$lib"; }
+        else
+            [ -e "$root$lib" ] || copy_file "$root" "$lib"
+        fi
+    done < <(LD_LIBRARY_PATH=$libpath ldd "$src$bin" 2>/dev/null | awk '
         $2 == "=>" && $3 ~ /^\// { print $3; next }
         $1 ~ /^\// { print $1 }')
+    if LD_LIBRARY_PATH=$libpath ldd "$src$bin" 2>/dev/null | grep -q 'not found'; then
+        h3100_die "$bin: $(LD_LIBRARY_PATH=$libpath ldd "$src$bin" | grep 'not found' | tr -s ' \t' ' ')"
+    fi
 }
 
 write_init() {

@@ -19,9 +19,6 @@ H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio fio e2fsprogs
 # GPT, FAT, syslinux for BIOS, systemd-boot for UEFI, OVMF, debootstrap.
 H3100_PKGS_BOOT=(gdisk dosfstools mtools syslinux syslinux-common
                  systemd-boot-efi ovmf debootstrap)
-# The SQL workload's image flavour (scripts/sql-bench.sh); qemu-utils makes
-# qcow2 backing files.
-H3100_PKGS_GUEST_SQL=(mariadb-server mariadb-client sysbench qemu-utils)
 # Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev

@@ -25,5 +25,6 @@ while IFS= read -r line; do
     'not ok - '*) bad "${line#not ok - }" ;;
     esac
 done <"$tmp/install.out"
-check $([ "$rc" = 0 ] && [ "$pass" -ge 10 ]; echo $?) "install-debian.sh ran to its end (rc $rc)"
+[ "$rc" = 0 ] && [ "$pass" -ge 10 ]
+check $? "install-debian.sh ran to its end (rc $rc)"
 finish

@@ -26,6 +26,7 @@ cut='{"execute": "qom-set", "arguments": {"path": "/machine/peripheral/h0", "pro
 fio_verify='fio --name=opt --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 --rw=randwrite --bsrange=4k-128k --iodepth=8 --size=16M --verify=crc32c --verify_fatal=1 --randrepeat=1'
 
 # guest script for OPTION: fio verify, then what shows the option worked
+# shellcheck disable=SC2016  # the $ expand in the guest
 guest_script() {
     echo "$GUEST_PRELUDE"
     echo "uname -r | sed 's/^/  kernel /'"
