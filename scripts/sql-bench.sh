@@ -24,6 +24,21 @@
 #   --threads N         sysbench threads (default 4)
 #   --seed N            sysbench --rand-seed and the device's seed (default 1)
 #   --accel auto|kvm|tcg  (default auto: KVM only if it really boots a guest)
+#   --icount-shift N    deterministic virtual time: TCG with -icount
+#                       shift=N,sleep=off (the guest's CPU runs 2^N ns per
+#                       instruction: N=3 is 125 M instructions a second);
+#                       TPS and latencies then describe the configuration,
+#                       not the host's load (docs/sql.md)
+#   --timing on|off     the drive model's timing (default on; off: commands
+#                       complete as soon as their data is moved)
+#   --buffer-pool MB    InnoDB buffer pool (default 256); a database several
+#                       times larger makes page reads and flushing reach
+#                       the drive
+#   --prepared          prepare the database once per configuration (tables,
+#                       rows, seed, capacity, this script) and keep it in
+#                       WORKDIR/prepared-KEY.qcow2 with the drive's state
+#                       file; every run then boots a qcow2 overlay of it and
+#                       a copy of that state, and starts at the run
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1536)   --smp N  vCPUs (default 2)
 #   --timeout S         kill the guest after S s (default: 600 + 2 x duration)
@@ -47,6 +62,10 @@ table_size=25000
 threads=4
 seed=1
 accel=${H3100_ACCEL:-auto}
+ishift=''
+timing=on
+buffer_pool=256
+prepared=0
 qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
 mem=1536
 smp=2
@@ -65,6 +84,10 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift ;;
     --seed) seed=$2; shift ;;
     --accel) accel=$2; shift ;;
+    --icount-shift) ishift=$2; shift ;;
+    --timing) timing=$2; shift ;;
+    --buffer-pool) buffer_pool=$2; shift ;;
+    --prepared) prepared=1 ;;
     --qemu) qemu=$2; shift ;;
     --mem) mem=$2; shift ;;
     --smp) smp=$2; shift ;;
@@ -86,35 +109,49 @@ case $capacity in
 *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;;
 esac
 case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
-for v in duration tables table_size threads seed mem smp; do
+for v in duration tables table_size threads seed mem smp buffer_pool; do
     if ! [[ ${!v} =~ ^[0-9]+$ ]] || [ "${!v}" -eq 0 ]; then
         h3100_die "--${v//_/-} must be a positive integer"
     fi
 done
-[ -n "$tmo" ] || tmo=$((600 + 2 * duration))
+case $timing in on|off) ;; *) h3100_die "--timing: on or off" ;; esac
+if [ -n "$ishift" ] && ! [[ $ishift =~ ^[0-9]$ ]]; then
+    h3100_die "--icount-shift: 0 to 9"
+fi
+[ -n "$tmo" ] || tmo=$((600 + 2 * duration * (ishift ? 4 : 1)))
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/build-qemu.sh builds it)"
 
 say() { printf '[sql-bench] %s\n' "$*" >&2; }
 
 # --- the backing file: sparse, full size, fresh for every run ---------------
 mkdir -p "$workdir"
-disk=$workdir/h3100-$capacity.$format
-if [ "$keep_disk" = 0 ] || [ ! -e "$disk" ]; then
-    rm -f "$disk"
-    if [ "$format" = raw ]; then
-        truncate -s "$bytes" "$disk"
-    else
-        qemu_img=$(dirname "$(readlink -f "$qemu")")/qemu-img
-        [ -x "$qemu_img" ] || qemu_img=$(command -v qemu-img || true)
-        if [ -z "$qemu_img" ]; then
-            say "installing qemu-utils (qemu-img) for --format qcow2"
-            h3100_as_root env DEBIAN_FRONTEND=noninteractive \
-                apt-get install -y --no-install-recommends qemu-utils >&2
-            qemu_img=$(command -v qemu-img) || h3100_die "--format qcow2 needs qemu-img"
-        fi
-        "$qemu_img" create -q -f qcow2 "$disk" "$bytes"
+# qemu-img: the one built next to QEMU, else Debian's
+find_qemu_img() {
+    qemu_img=$(dirname "$(readlink -f "$qemu")")/qemu-img
+    [ -x "$qemu_img" ] || qemu_img=$(command -v qemu-img || true)
+    if [ -z "$qemu_img" ]; then
+        say "installing qemu-utils (qemu-img) for qcow2 images"
+        h3100_as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y --no-install-recommends qemu-utils >&2
+        qemu_img=$(command -v qemu-img) || h3100_die "qcow2 images need qemu-img"
     fi
-    say "backing file $disk ($format, $bytes bytes, sparse)"
+}
+# new_disk FILE FORMAT: a fresh, sparse, full-size backing file
+new_disk() {
+    rm -f "$1"
+    if [ "$2" = raw ]; then
+        truncate -s "$bytes" "$1"
+    else
+        find_qemu_img
+        "$qemu_img" create -q -f qcow2 "$1" "$bytes"
+    fi
+    say "backing file $1 ($2, $bytes bytes, sparse)"
+}
+disk=$workdir/h3100-$capacity.$format
+if [ "$prepared" = 1 ]; then
+    :   # below, once the guest's script exists
+elif [ "$keep_disk" = 0 ] || [ ! -e "$disk" ]; then
+    new_disk "$disk" "$format"
 else
     say "reusing $disk (--keep-disk)"
 fi
@@ -122,9 +159,12 @@ fi
 # --- the guest's script -------------------------------------------------------
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-sql.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# guest_script MODE: the guest's script for MODE (full, prepare or run)
+guest_script() {
+local mode=$1
 {
-    printf 'TABLES=%s\nTABLE_SIZE=%s\nTHREADS=%s\nDURATION=%s\nSEED=%s\n' \
-        "$tables" "$table_size" "$threads" "$duration" "$seed"
+    printf 'TABLES=%s\nTABLE_SIZE=%s\nTHREADS=%s\nDURATION=%s\nSEED=%s\nBP=%s\nMODE=%s\n' \
+        "$tables" "$table_size" "$threads" "$duration" "$seed" "$buffer_pool" "$mode"
     cat <<'GUEST'
 # runs inside the guest (busybox sh), see scripts/sql-bench.sh
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -142,7 +182,7 @@ D=/mnt/db/data
 SH=/usr/share/mysql
 OPTS="--no-defaults --user=root --datadir=$D --socket=$S --skip-networking
  --skip-name-resolve --lc-messages-dir=$SH --character-sets-dir=$SH/charsets
- --tmpdir=/tmp --log-error=$D/err.log --innodb-buffer-pool-size=256M
+ --tmpdir=/tmp --log-error=$D/err.log --innodb-buffer-pool-size=${BP}M
  --innodb-log-file-size=96M --innodb-flush-log-at-trx-commit=1
  --innodb-flush-method=O_DIRECT --skip-log-bin --max-connections=64"
 
@@ -152,6 +192,13 @@ echo "@@INFO drive $(nvme id-ctrl /dev/nvme0 | awk -F': *' '/^mn /{m=$2} /^fr /{
 echo "@@INFO nsze_bytes $(($(cat /sys/block/nvme0n1/size) * 512))"
 smart boot
 
+# MODE: full (mkfs .. run), prepare (mkfs .. prepare, then stop), run
+# (the prepared file system: mount, start MariaDB, run)
+if [ "$MODE" = run ]; then
+    mkdir -p /mnt/db
+    mount -t ext4 -o noatime /dev/nvme0n1 /mnt/db || die "mount the prepared database"
+    smart mkfs
+else
 step mkfs
 # nodiscard: the drive is fresh (nothing mapped); lazy init + noinit_itable:
 # no background zeroing of inode tables / journal during the benchmark.
@@ -174,6 +221,7 @@ mkdir -p "$D" || die "mkdir $D"
 } | mariadbd $OPTS --bootstrap --log-warnings=0 --enforce-storage-engine="" \
       --max_allowed_packet=8M --net_buffer_length=16K >/tmp/bootstrap.out 2>&1 ||
     { cat /tmp/bootstrap.out; die "mariadbd --bootstrap"; }
+fi
 
 step mysqld
 mariadbd $OPTS --skip-grant-tables &
@@ -187,12 +235,29 @@ done
 echo "@@INFO mariadb $(mariadb -uroot --socket=$S -N -e 'select version()')"
 SB="--db-driver=mysql --mysql-socket=$S --mysql-user=root --mysql-db=sbtest
  --tables=$TABLES --table-size=$TABLE_SIZE"
+if [ "$MODE" != run ]; then
 step prepare
-sysbench oltp_read_write $SB --threads="$THREADS" prepare >/tmp/prepare.out 2>&1 ||
-    { cat /tmp/prepare.out; die "sysbench prepare"; }
+sysbench oltp_read_write $SB --threads="$THREADS" prepare >/tmp/prepare.out 2>&1 &
+spid=$!
+while kill -0 $spid 2>/dev/null; do
+    sleep 10
+    echo "@@PROGRESS prepare: $(grep -c '^Inserting' /tmp/prepare.out) of $TABLES tables started, $(grep -c '^Creating a secondary' /tmp/prepare.out) indexed"
+done
+wait $spid || { cat /tmp/prepare.out; die "sysbench prepare"; }
+fi
 sync
 smart prepare
 
+if [ "$MODE" = prepare ]; then
+    step stop
+    kill -TERM $mpid
+    wait $mpid
+    sync
+    umount /mnt/db || die "umount"
+    smart end
+    step done
+    exit 0
+fi
 step run
 echo "@@SYSBENCH-BEGIN"
 sysbench oltp_read_write $SB --threads="$THREADS" --time="$DURATION" \
@@ -231,24 +296,68 @@ nvme smart-log /dev/nvme0
 echo "@@SMARTLOG-END"
 step done
 GUEST
-} >"$tmp/sql-run.sh"
+} >"$tmp/sql-$mode.sh"
+}
 
 # --- boot ----------------------------------------------------------------------
 say "capacity $capacity, ${tables} tables x ${table_size} rows, ${threads} threads," \
-    "${duration}s run, seed $seed, accel $accel, ${mem} MiB guest"
+    "${duration}s run, seed $seed, accel $accel${ishift:+ icount shift=$ishift}, timing $timing, ${mem} MiB guest"
+# boot_guest MODE DISK FORMAT DEVOPTS OUT [ACCEL-ARGS...]: one boot; sets rc, wall
+boot_guest() {
+    local mode=$1 d=$2 f=$3 devopts=$4 o=$5
+    shift 5
+    guest_script "$mode"
+    local args=(--flavour sql --no-disk --qemu "$qemu" --mem "$mem"
+                --smp "$smp" --timeout "$tmo" --append "h3100.wait=30" "$@")
+    [ -z "$log" ] || args+=(--log "$log")
+    start=$SECONDS
+    rc=0
+    "$H3100_PROJECT/scripts/guest-run.sh" "${args[@]}" "$tmp/sql-$mode.sh" -- \
+        -drive "file=$d,if=none,id=d0,format=$f,cache=none,aio=threads" \
+        -device "dapustor-h3100,drive=d0,capacity=$capacity,seed=$seed$devopts" \
+        >"$o" 2> >(tee "$workdir/last-run.err" >&2) || rc=$?
+    wall=$((SECONDS - start))
+    sleep 0.2   # let tee finish
+}
+accel_args=(--accel "$accel")
+[ -z "$ishift" ] || accel_args+=(--icount-shift "$ishift")
+devopts=",timing=$timing,telemetry=$workdir/telemetry.jsonl"
+if [ "$prepared" = 1 ]; then
+    # the database, prepared once per configuration (plain TCG/KVM: its
+    # timing does not matter), then an overlay and a copy of the drive's
+    # state for every run
+    key=$({ printf '%s\n' "$capacity $tables $table_size $seed"
+            sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1
+            "$H3100_PROJECT/scripts/guest-image.sh" --flavour sql >/dev/null 2>&1 &&
+                cat "$H3100_CACHE/guest-sql/recipe"; } | sha256sum | cut -c1-12)
+    base=$workdir/prepared-$key.qcow2
+    if [ ! -f "$base.done" ]; then
+        say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
+        new_disk "$base" qcow2
+        rm -f "$base.h3s"
+        boot_guest prepare "$base" qcow2 ",state=$base.h3s,state-interval=0" \
+            "$workdir/last-prepare.txt" --accel "$accel" --stream
+        grep -q '^@@STEP .* done$' "$workdir/last-prepare.txt" ||
+            h3100_die "preparing the database failed (exit $rc; $workdir/last-prepare.txt)"
+        say "prepared in ${wall}s: $(du -h "$base" | cut -f1) allocated"
+        : >"$base.done"
+    fi
+    find_qemu_img
+    disk=$workdir/run-overlay.qcow2
+    rm -f "$disk"
+    "$qemu_img" create -q -f qcow2 -b "$base" -F qcow2 "$disk"
+    cp "$base.h3s" "$workdir/run.h3s"
+    format=qcow2
+    devopts+=",state=$workdir/run.h3s,state-interval=0"
+    mode=run
+else
+    mode=full
+fi
 out=$workdir/last-run.txt
-run_args=(--flavour sql --no-disk --accel "$accel" --qemu "$qemu" --mem "$mem"
-          --smp "$smp" --timeout "$tmo" --append "h3100.wait=30")
-[ -z "$log" ] || run_args+=(--log "$log")
-start=$SECONDS
-rc=0
-"$H3100_PROJECT/scripts/guest-run.sh" "${run_args[@]}" "$tmp/sql-run.sh" -- \
-    -drive "file=$disk,if=none,id=d0,format=$format,cache=none,aio=threads" \
-    -device "dapustor-h3100,drive=d0,capacity=$capacity,seed=$seed,telemetry=$workdir/telemetry.jsonl" \
-    >"$out" 2> >(tee "$workdir/last-run.err" >&2) || rc=$?
-wall=$((SECONDS - start))
-[ "$keep_disk" = 1 ] || rm -f "$disk"
-sleep 0.2   # let tee finish
+boot_guest "$mode" "$disk" "$format" "$devopts" "$out" "${accel_args[@]}"
+if [ "$keep_disk" = 0 ] || [ "$prepared" = 1 ]; then
+    rm -f "$disk" "$workdir/run.h3s"
+fi
 used=$(sed -n 's/.*booting (\([a-z]*\).*/\1/p' "$workdir/last-run.err" | head -n1)
 if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
     if [ -s "$out" ]; then
@@ -285,8 +394,8 @@ dur_b=$(smartv boot data_units_read);    dur_e=$(smartv end data_units_read)
 
 printf '\n=== sysbench oltp_read_write on MariaDB on the DapuStor H3100 %s (guest) ===\n' "$capacity"
 printf 'drive       %s\n' "$(info drive)"
-printf 'guest       Linux %s, %s, %s vCPU, %s MiB; %s; ext4 on /dev/nvme0n1\n' \
-    "$(info kernel)" "${used:-$accel}" "$smp" "$mem" "$(info mariadb)"
+printf 'guest       Linux %s, %s%s, %s vCPU, %s MiB; %s; ext4 on /dev/nvme0n1\n' \
+    "$(info kernel)" "${used:-$accel}" "${ishift:+ icount shift=$ishift}" "$smp" "$mem" "$(info mariadb)"
 printf 'workload    %s tables x %s rows, %s threads, %s s, seed %s\n' \
     "$tables" "$table_size" "$threads" "$duration" "$seed"
 printf 'TPS         %s\n' "$tps"
