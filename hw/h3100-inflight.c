@@ -11,6 +11,8 @@
  */
 
 #include "qemu/osdep.h"
+#include "block/aio-wait.h"
+#include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
 
@@ -35,21 +37,49 @@
  * deadline, so 1 ns renewals would make it N passes: renewals that
  * follow each other within H3100_HOLD_BURST_NS of host time (one
  * clock_step) go twice as far each time, log2(N) passes.  Under -icount
- * every renewal is 1 ns: the host's time stays out of virtual time.
+ * every renewal is 1 ns, and in the main context the vCPU waits instead
+ * (h3100_hold_waits_here): the host's time stays out of virtual time.
  * Under plain TCG virtual time is host time: no hold.
  */
-void h3100_hold_timer_cb(void *opaque)
+static uint64_t h3100_first_due(H3100State *s)
 {
-    H3100State *s = opaque;
     uint64_t first = UINT64_MAX;
-    int64_t rt;
     H3100Req *req;
 
     QTAILQ_FOREACH(req, &s->inflight, ioentry) {
         first = MIN(first, req->done_ns);
     }
+    return first;
+}
+
+/*
+ * Under -icount a busy vCPU also moves virtual time on while the host's
+ * I/O runs: how far would depend on the host's disk and load.  In the
+ * main context this timer runs in the vCPU thread: wait here, the guest's
+ * instructions stopped, until the commands whose model time has come are
+ * back from the block layer; then no host time reaches virtual time.
+ */
+static bool h3100_hold_waits_here(H3100State *s)
+{
+    return icount_enabled() && !qtest_enabled() &&
+           s->ctx == qemu_get_aio_context();
+}
+
+void h3100_hold_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+    uint64_t first = h3100_first_due(s);
+    int64_t rt;
+
     if (first == UINT64_MAX) {
         return;
+    }
+    if (first <= h3100_now(s) && h3100_hold_waits_here(s)) {
+        AIO_WAIT_WHILE(s->ctx, h3100_first_due(s) <= h3100_now(s));
+        first = h3100_first_due(s);
+        if (first == UINT64_MAX) {
+            return;
+        }
     }
     if (first > h3100_now(s)) {
         timer_mod(s->hold_timer, h3100_virt_ns(s, first));
