@@ -334,7 +334,16 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
     Hostile x = { .rng = g_rand_new_with_seed(seed * 1000003u + round) };
 
     fprintf(stderr, "hostile: %s, %u actions\n", where, actions);
-    g_autofree char *devopts = g_strdup_printf(",id=h0%s", cfg);
+    /*
+     * the vwc=on rounds keep a state file with frequent checkpoints: the
+     * random CC writes' shutdown notifications save it clean, and
+     * abandon those saves again
+     */
+    g_autofree char *state = g_build_filename(qt_tmpdir(), "hostile.h3s",
+                                              NULL);
+    g_autofree char *devopts = g_strdup_printf(
+        ",id=h0%s%s%s", cfg, strstr(cfg, "vwc=on") ? ",state-interval=1,"
+        "state=" : "", strstr(cfg, "vwc=on") ? state : "");
 
     x.d = dev_open_drive(drive, devopts, strstr(cfg, "iothread") ?
                          "-object iothread,id=io0" : "");
@@ -371,6 +380,7 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
     if (img) {
         unlink(img);
     }
+    unlink(state);
     g_rand_free(x.rng);
 }
 
