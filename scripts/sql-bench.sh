@@ -248,13 +248,17 @@ fi
 sync
 smart prepare
 
-if [ "$MODE" = prepare ]; then
+# stop_db: MariaDB stopped, the file system unmounted, SMART read
+stop_db() {
     step stop
     kill -TERM $mpid
     wait $mpid
     sync
     umount /mnt/db || die "umount"
     smart end
+}
+if [ "$MODE" = prepare ]; then
+    stop_db
     step done
     exit 0
 fi
@@ -269,13 +273,7 @@ mariadb -uroot --socket=$S -N -e "show global status where Variable_name in
  ('Innodb_data_written','Innodb_data_read','Innodb_os_log_written',
   'Innodb_data_fsyncs','Innodb_pages_written')" |
     awk '{ printf "@@MYSQL %s=%s\n", $1, $2 }'
-
-step stop
-kill -TERM $mpid
-wait $mpid
-sync
-umount /mnt/db || die "umount"
-smart end
+stop_db
 
 step vendorlog
 # The H3100 vendor log (CAh: NAND bytes, WAF, reclaim, buffer stalls) as

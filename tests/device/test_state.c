@@ -238,6 +238,16 @@ static void st_kill(Dev *d)
     g_free(d);
 }
 
+/* The host's shutdown notification (SHN, EN still 1), to its end. */
+static void st_shutdown(Dev *d)
+{
+    uint32_t cc = nh_rd32(d->h, NVME_REG_CC);
+
+    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
+    ck_assert_msg(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
+                               10000000000ll), "CSTS.SHST never 10b");
+}
+
 /* The state file's flags, read with the library. */
 static uint32_t st_flags(const char *path)
 {
@@ -258,17 +268,13 @@ START_TEST(test_shutdown_saves_clean)
 {
     g_autofree char *path = state_file("shn.h3s");
     uint8_t log[512];
-    uint32_t cc;
     Dev *d;
 
     unlink(path);
     d = st_launch(path, "");
     st_enable(d);
     ck_assert_uint_eq(st_flags(path), H3100_STATE_DIRTY);
-    cc = nh_rd32(d->h, NVME_REG_CC);
-    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
-    ck_assert(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
-                           10000000000ll));
+    st_shutdown(d);
     ck_assert_msg(st_flags(path) == 0, "the file is still marked in use "
                   "after the shutdown notification");
     st_kill(d);
@@ -278,10 +284,7 @@ START_TEST(test_shutdown_saves_clean)
     ck_assert_uint_eq(le64_at(log, SMART_UNSAFE), 0);
     ck_assert_uint_eq(le64_at(log, SMART_POWER_CYCLES), 2);
     /* shut down, then in use again: the file is dirty again */
-    cc = nh_rd32(d->h, NVME_REG_CC);
-    nh_wr32(d->h, NVME_REG_CC, cc | NVME_CC_SHN_NORMAL);
-    ck_assert(nh_wait_csts(d->h, NVME_CSTS_SHST_MASK, NVME_CSTS_SHST_DONE,
-                           10000000000ll));
+    st_shutdown(d);
     nh_disable(d->h);
     st_enable(d);
     ck_assert_uint_eq(st_flags(path), H3100_STATE_DIRTY);
