@@ -71,15 +71,12 @@ void h3100_hold_timer_cb(void *opaque)
     uint64_t first = h3100_first_due(s);
     int64_t rt;
 
-    if (first == UINT64_MAX) {
-        return;
-    }
     if (first <= h3100_now(s) && h3100_hold_waits_here(s)) {
         AIO_WAIT_WHILE(s->ctx, h3100_first_due(s) <= h3100_now(s));
         first = h3100_first_due(s);
-        if (first == UINT64_MAX) {
-            return;
-        }
+    }
+    if (first == UINT64_MAX) {
+        return;
     }
     if (first > h3100_now(s)) {
         timer_mod(s->hold_timer, h3100_virt_ns(s, first));

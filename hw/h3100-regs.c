@@ -108,17 +108,17 @@ static void h3100_write_cc_fn(void *opaque)
     H3100State *s = w->s;
     uint32_t data = w->data;
     uint32_t cc = ldl_le_p(&s->bar.cc);
-    uint32_t csts = ldl_le_p(&s->bar.csts);
+    uint32_t csts;
     const char *err;
 
     stl_le_p(&s->bar.cc, data);
-    if (!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) {
+    /* SHN cleared, or the controller enabled: the drive is in use again */
+    if ((!NVME_CC_SHN(data) && NVME_CC_SHN(cc)) ||
+        (NVME_CC_EN(data) && !NVME_CC_EN(cc))) {
         h3100_shutdown_cancel(s);
-        csts = ldl_le_p(&s->bar.csts);
     }
+    csts = ldl_le_p(&s->bar.csts);
     if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
-        h3100_shutdown_cancel(s);       /* the drive is in use again */
-        csts = ldl_le_p(&s->bar.csts);
         err = h3100_check_enable(s);
         if (err) {
             trace_h3100_err_enable(err);

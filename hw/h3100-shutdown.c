@@ -35,7 +35,7 @@ static void h3100_shutdown_complete(H3100State *s)
 {
     s->shutdown.done = true;
     h3100_shutdown_set_shst(s, NVME_CSTS_SHST_COMPLETE);
-    trace_h3100_shutdown_complete(s->shutdown.saved);
+    trace_h3100_shutdown_complete(s->pstate_clean);
 }
 
 /* The clean checkpoint is being written: poll for its end. */
@@ -67,7 +67,7 @@ static void h3100_shutdown_flushed(void *opaque, int ret)
         warn_report("%s: flush at the shutdown notification failed: %s",
                     TYPE_DAPUSTOR_H3100, strerror(-ret));
     }
-    s->shutdown.saved = h3100_pstate_save_clean(s);
+    h3100_pstate_save_clean(s);
     h3100_shutdown_timer_cb(s);
 }
 
@@ -81,7 +81,6 @@ void h3100_shutdown_begin(H3100State *s)
     h3100_vcache_settle(s);
     h3100_shutdown_set_shst(s, NVME_CSTS_SHST_PROGRESS);
     s->shutdown.pending = true;
-    s->shutdown.saved = false;
     if (!s->shutdown.flush_inflight) {
         s->shutdown.flush_inflight = true;
         blk_aio_flush(s->blk, h3100_shutdown_flushed, s);
@@ -96,11 +95,8 @@ void h3100_shutdown_begin(H3100State *s)
 void h3100_shutdown_cancel(H3100State *s)
 {
     s->shutdown.pending = false;
-    if (s->shutdown.done || s->shutdown.saved) {
-        h3100_pstate_reopen(s);
-    }
     s->shutdown.done = false;
-    s->shutdown.saved = false;
+    h3100_pstate_reopen(s);
     h3100_shutdown_set_shst(s, 0);
 }
 

@@ -364,10 +364,6 @@ static void h3100_pstate_checkpoint_fn(void *opaque)
 }
 
 /*
- * The shutdown notification: save FILE clean (forked); false if there is
- * no file.  h3100_pstate_busy says when it is written.
- */
-/*
  * A checkpoint still being written is abandoned (SIGKILL: the file stays
  * as it was, the save goes through a temporary and a rename), so that
  * a guest toggling CC.SHN never has the main loop wait for a save.
@@ -386,15 +382,18 @@ static void h3100_pstate_abandon(H3100State *s)
     }
 }
 
-bool h3100_pstate_save_clean(H3100State *s)
+/*
+ * The shutdown notification: save FILE clean (forked), if there is one;
+ * h3100_pstate_busy says when it is written.
+ */
+void h3100_pstate_save_clean(H3100State *s)
 {
     if (!s->pstate_open) {
-        return false;
+        return;
     }
     h3100_pstate_abandon(s);
     h3100_pstate_checkpoint(s, 0);
     s->pstate_clean = true;
-    return true;
 }
 
 bool h3100_pstate_busy(H3100State *s)

@@ -354,7 +354,6 @@ struct H3100State {
         QEMUTimer *timer;             /* polls the clean checkpoint */
         bool pending;                 /* CC.SHN seen, SHST not 10b yet */
         bool done;                    /* SHST 10b: power may go */
-        bool saved;                   /* the state file saved clean */
         bool flush_inflight;
     } shutdown;
 
@@ -549,16 +548,16 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
 bool h3100_pstate_open(H3100State *s, Error **errp);
 void h3100_pstate_apply(H3100State *s);
 bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
-bool h3100_pstate_save_clean(H3100State *s);
+void h3100_pstate_save_clean(H3100State *s);
 bool h3100_pstate_busy(H3100State *s);
 void h3100_pstate_reopen(H3100State *s);
+void h3100_pstate_close(H3100State *s);
 
 /* h3100-shutdown.c */
 void h3100_shutdown_init(H3100State *s);
 void h3100_shutdown_exit(H3100State *s);
 void h3100_shutdown_begin(H3100State *s);
 void h3100_shutdown_cancel(H3100State *s);
-void h3100_pstate_close(H3100State *s);
 
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);

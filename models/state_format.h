@@ -10,7 +10,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "crc32c.h"
 #include "thermal.h"
 
 typedef struct StateHeader {
@@ -39,5 +41,22 @@ _Static_assert(sizeof(ThermalStats) == 40, "saved as is (version 3)");
 /* version 3's thermal counters, then the extra state's length */
 #define STATE_THERMAL_BYTES     sizeof(ThermalStats)
 #define STATE_EXTRA_LEN_BYTES   sizeof(uint64_t)
+
+/*
+ * A file of @len bytes in @buf, edited by hand: set the header's payload
+ * length and both checksums again, as the saver does (tests and seeds).
+ */
+static inline void state_header_mend(uint8_t *buf, size_t len)
+{
+    uint64_t payload = len - STATE_HDR_BYTES;
+    uint32_t crc;
+
+    memcpy(buf + STATE_HDR_PAYLOAD, &payload, 8);
+    crc = crc32c(buf + STATE_HDR_BYTES, payload);
+    memcpy(buf + STATE_HDR_PAYLOAD_CRC, &crc, 4);
+    memset(buf + STATE_HDR_CRC, 0, 4);
+    crc = crc32c(buf, STATE_HDR_BYTES);
+    memcpy(buf + STATE_HDR_CRC, &crc, 4);
+}
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crc32c.h"
 #include "fuzz_config.h"
 #include "model_priv.h"
 #include "state_format.h"
@@ -93,8 +92,6 @@ static void save_older(const char *from, const char *name, uint32_t version,
     g_autofree char *path = g_build_filename(out_dir, name, NULL);
     g_autofree uint8_t *buf = NULL;
     GError *err = NULL;
-    uint64_t payload;
-    uint32_t crc;
     gsize len;
 
     if (!g_file_get_contents(src, (char **)&buf, &len, &err)) {
@@ -103,13 +100,7 @@ static void save_older(const char *from, const char *name, uint32_t version,
     memmove(buf + len - keep - cut, buf + len - keep, keep);
     len -= cut;
     memcpy(buf + STATE_HDR_VERSION, &version, 4);
-    payload = len - STATE_HDR_BYTES;
-    memcpy(buf + STATE_HDR_PAYLOAD, &payload, 8);
-    crc = crc32c(buf + STATE_HDR_BYTES, payload);
-    memcpy(buf + STATE_HDR_PAYLOAD_CRC, &crc, 4);
-    memset(buf + STATE_HDR_CRC, 0, 4);
-    crc = crc32c(buf, STATE_HDR_BYTES);
-    memcpy(buf + STATE_HDR_CRC, &crc, 4);
+    state_header_mend(buf, len);
     if (!g_file_set_contents(path, (char *)buf, len, &err)) {
         die(path, err);
     }

@@ -237,20 +237,6 @@ START_TEST(test_extra_and_flags)
 END_TEST
 
 
-/* Recompute the header's length and both checksums, as anyone can. */
-static void mend_header(uint8_t *buf, gsize len)
-{
-    uint64_t payload = len - STATE_HDR_BYTES;
-    uint32_t crc;
-
-    memcpy(buf + STATE_HDR_PAYLOAD, &payload, 8);
-    crc = crc32c(buf + STATE_HDR_BYTES, payload);
-    memcpy(buf + STATE_HDR_PAYLOAD_CRC, &crc, 4);
-    memset(buf + STATE_HDR_CRC, 0, 4);
-    crc = crc32c(buf, STATE_HDR_BYTES);
-    memcpy(buf + STATE_HDR_CRC, &crc, 4);
-}
-
 /*
  * Make the version 3 file in @buf (no extra state) an older one: drop
  * @cut bytes just before its last @keep, then mend the header.
@@ -261,7 +247,7 @@ static void downgrade(uint8_t *buf, gsize *len, uint32_t version,
     memmove(buf + *len - keep - cut, buf + *len - keep, keep);
     *len -= cut;
     memcpy(buf + STATE_HDR_VERSION, &version, 4);
-    mend_header(buf, *len);
+    state_header_mend(buf, *len);
 }
 
 /* A drive that spent time hot: every thermal counter is non-zero. */
@@ -648,7 +634,7 @@ START_TEST(test_foreign_name_escaped)
     ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
     memset(buf + HDR_PROFILE, 0, 32);
     memcpy(buf + HDR_PROFILE, name, sizeof(name) - 1);
-    mend_header(buf, len);
+    state_header_mend(buf, len);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
     ck_assert_ptr_null(h3100_model_load(&cfg, path, &err));
     ck_assert_ptr_nonnull(strstr(err->message, "another drive: evil\\n"));
@@ -675,7 +661,7 @@ START_TEST(test_read_only_flag_refused)
     ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
     ck_assert_uint_eq(buf[RO_OFFSET], 0);
     buf[RO_OFFSET] = 2;
-    mend_header(buf, len);
+    state_header_mend(buf, len);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
     expect_refused(&cfg, path, "read-only flag");
     unlink(path);
@@ -723,7 +709,7 @@ START_TEST(test_extra_length_refused)
 
     /* the same length with every checksum right */
     ck_assert(g_file_get_contents(path, (char **)&big, &big_len, NULL));
-    mend_header(big, big_len);
+    state_header_mend(big, big_len);
     ck_assert(g_file_set_contents(path, (char *)big, big_len, NULL));
     expect_refused(&cfg, path, "at most");
     g_clear_pointer(&big, g_free);
@@ -737,13 +723,13 @@ START_TEST(test_extra_length_refused)
     memcpy(big, buf, len);
     v = cap + 1;
     memcpy(big + extra_len_offset(len, cap), &v, 8);
-    mend_header(big, big_len);
+    state_header_mend(big, big_len);
     ck_assert(g_file_set_contents(path, (char *)big, big_len, NULL));
     expect_refused(&cfg, path, "at most");
 
     /* within the cap, but longer than what the file has left */
     len -= cap / 2;
-    mend_header(buf, len);
+    state_header_mend(buf, len);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
     expect_refused(&cfg, path, "longer than the file");
 
