@@ -87,17 +87,27 @@ GUEST_DEB_DATA=()
 # $H3100_CACHE/guest-sql/), so the default image stays small.  MariaDB's
 # server, client and the files its bootstrap needs (English errmsg.sys,
 # charsets, the system-table SQL; no help tables, no sys schema), and
-# sysbench with its Lua scripts; about 10 MB more gzipped.  All taken from
-# their packages (GUEST_DEB_TOOLS): no database server is installed on the
-# host.
+# sysbench with its Lua scripts; PostgreSQL's server, initdb and pgbench
+# with what initdb reads (the catalog files, PL/pgSQL, the text-search
+# dictionaries); about 25 MB more gzipped.  All taken from their packages
+# (GUEST_DEB_TOOLS): no database server is installed on the host.
+PG=/usr/lib/postgresql/15
 GUEST_DEB_TOOLS_SQL=(mariadb-server-core:/usr/sbin/mariadbd
                      mariadb-client-core:/usr/bin/mariadb
-                     sysbench:/usr/bin/sysbench)
+                     sysbench:/usr/bin/sysbench
+                     "postgresql-15:$PG/bin/postgres:$PG/bin/initdb:$PG/bin/pgbench:$PG/bin/pg_ctl")
 GUEST_DEB_DATA_SQL=(/usr/share/mysql/english/errmsg.sys
                     /usr/share/mysql/mysql_system_tables.sql
                     /usr/share/mysql/mysql_performance_tables.sql
                     /usr/share/mysql/mysql_system_tables_data.sql
-                    '/usr/share/mysql/charsets/*' '/usr/share/sysbench/*.lua')
+                    '/usr/share/mysql/charsets/*' '/usr/share/sysbench/*.lua'
+                    "$PG/lib/plpgsql.so" "$PG/lib/dict_snowball.so"
+                    '/usr/share/postgresql/15/*.sql' '/usr/share/postgresql/15/*.bki'
+                    '/usr/share/postgresql/15/*.txt' '/usr/share/postgresql/15/*.sample'
+                    /usr/share/postgresql/15/catalog_version
+                    '/usr/share/postgresql/15/extension/plpgsql*'
+                    '/usr/share/postgresql/15/timezonesets/*'
+                    '/usr/share/postgresql/15/tsearch_data/*')
 # sql_flavour: add the lists above to the recipe (after the option parsing)
 sql_flavour() {
     GUEST_DEB_TOOLS+=("${GUEST_DEB_TOOLS_SQL[@]}")

@@ -16,8 +16,8 @@
 #   --icount            -icount shift=auto,sleep=off (virtual time from
 #                       instructions; implies TCG)
 #   --icount-shift N    -icount shift=N,sleep=off (fixed: repeatable timings)
-#   --flavour NAME      guest image flavour: default, or sql (MariaDB +
-#                       sysbench, for scripts/sql-bench.sh)
+#   --flavour NAME      guest image flavour: default, or sql (MariaDB,
+#                       sysbench and PostgreSQL, for scripts/sql-bench.sh)
 #   --kernel 6.12       boot Debian's 6.12 cloud kernel instead of the
 #                       release's (scripts/guest-image.sh --kernel)
 #   --firmware F        seabios (default) or ovmf (UEFI: Debian's ovmf,

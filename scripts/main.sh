@@ -5,6 +5,11 @@
 # figures and the drive report (scripts/sql-bench.sh).
 #
 #   scripts/main.sh [sql-bench options]   e.g. --capacity 3.2T --duration 60
+#   scripts/main.sh --compare [sql-compare options]
+#                                         the same workload on the H3100
+#                                         timing off, fresh and at steady
+#                                         state, the H3200 and QEMU's nvme,
+#                                         in one table (scripts/sql-compare.sh)
 #   scripts/main.sh --datasheet [h3100-sim options]
 #                                         the reference datasheet on the
 #                                         model instead (all capacities:
@@ -37,4 +42,8 @@ scripts/install-deps.sh --qemu >&2
 configure -Ddevice=enabled
 h3100_log "building QEMU with the device (the first build takes a while)" >&2
 meson compile -C "$build" >&2
+if [ "${1:-}" = --compare ]; then
+    shift
+    exec scripts/sql-compare.sh --qemu "$build/qemu-system-x86_64" "$@"
+fi
 exec scripts/sql-bench.sh --qemu "$build/qemu-system-x86_64" "$@"

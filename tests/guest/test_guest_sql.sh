@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Guest SQL test: the main command's workload, short (scripts/sql-bench.sh:
-# MariaDB + sysbench oltp_read_write in the guest on a full-size 0.8 TB
-# H3100), and the host left alone: MariaDB and sysbench come unpacked
-# from their Debian packages into the guest image, no database package is
-# installed on the host and no database server runs there.
+# Guest SQL test (scripts/sql-bench.sh, scripts/sql-compare.sh), short:
+#  - the main command's workload, small (MariaDB + sysbench oltp_read_write
+#    in the guest on a full-size 0.8 TB H3100; a prepared database, -icount);
+#  - PostgreSQL's pgbench with two instances on two partitions of the drive,
+#    made in the same boot as the run, under plain TCG;
+#  - the drive visible in the result: one prepared database, under -icount,
+#    on the H3100 with its timing off and on (sql-compare.sh): TPS and the
+#    device's latency must differ;
+#  - the host left alone: MariaDB, sysbench and PostgreSQL come unpacked
+#    from their Debian packages into the guest image, no database package
+#    is installed on the host and no database server runs there.
 #
 #   tests/guest/test_guest_sql.sh [QEMU]
 #
@@ -12,28 +18,75 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
+scripts=$GUEST_HERE/../../scripts
 db_pkgs() {
-    dpkg-query -W -f='${Package} ${Status}\n' 'mariadb-server*' 'mysql-server*' 2>/dev/null |
-        awk '$NF == "installed" { print $1 }' | tr '\n' ' '
+    dpkg-query -W -f='${Package} ${Status}\n' 'mariadb-server*' 'mysql-server*' \
+        'postgresql*' 2>/dev/null | awk '$NF == "installed" { print $1 }' | tr '\n' ' '
 }
+# sv FILE KEY: a value from a run's summary (sql-bench.sh --summary)
+sv() { awk -F= -v k="$2" '$1 == k { sub(/^[^=]*=/, ""); print; exit }' "$1"; }
+# gt A B FACTOR: A > B x FACTOR (decimals)
+gt() { awk -v a="${1:-0}" -v b="${2:-0}" -v f="$3" 'BEGIN { exit !(a + 0 > (b + 0) * f) }'; }
 before=$(db_pkgs)
-"$GUEST_HERE/../../scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/sql" \
-    --duration 10 --table-size 2000 --timeout 600 >"$tmp/sql.out" 2>"$tmp/sql.err"
+
+# --- MariaDB + sysbench, as the main command runs it ----------------------------
+"$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/sql" \
+    --duration 10 --table-size 2000 >"$tmp/sql.out" 2>"$tmp/sql.err"
 rc=$?
 check $rc "sql-bench.sh ran (rc $rc)"
 [ $rc = 0 ] || tail -20 "$tmp/sql.err" | sed 's/^/# /'
 grep -E '^(drive|guest|workload|TPS|latency|errors|WAF) ' "$tmp/sql.out" | sed 's/^/# /'
 tps=$(awk '$1 == "TPS" { print $2 }' "$tmp/sql.out")
-awk -v t="${tps:-0}" 'BEGIN { exit !(t > 0) }'
+gt "$tps" 0 1
 check $? "sysbench oltp_read_write made transactions (TPS ${tps:-none})"
 grep -q '^errors      0 ignored, 0 reconnects' "$tmp/sql.out"
 check $? "no sysbench errors"
 zcat "${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/guest-sql/initramfs.cpio.gz" |
-    cpio -t 2>/dev/null | grep -qx 'usr/sbin/mariadbd'
-check $? "mariadbd is in the guest image"
+    cpio -t 2>/dev/null | grep -Eqx 'usr/sbin/mariadbd|usr/lib/postgresql/15/bin/postgres'
+check $? "mariadbd and postgres are in the guest image"
+
+# --- pgbench, two instances on two partitions ------------------------------------
+"$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
+    --scale 2 --instances 2 --threads 2 --duration 10 --buffer-pool 16 \
+    --unprepared --icount-shift none --timeout 600 \
+    --summary "$tmp/pg.sum" >"$tmp/pg.out" 2>"$tmp/pg.err"
+rc=$?
+check $rc "sql-bench.sh --workload pgbench --instances 2 ran (rc $rc)"
+[ $rc = 0 ] || tail -20 "$tmp/pg.err" | sed 's/^/# /'
+grep -E '^(guest|workload|TPS|instances|latency|errors) ' "$tmp/pg.out" | sed 's/^/# /'
+IFS=, read -r t1 t2 <<<"$(sv "$tmp/pg.sum" tps_instances)"
+gt "$t1" 0 1 && gt "$t2" 0 1 &&
+    awk -v a="$t1" -v b="$t2" -v t="$(sv "$tmp/pg.sum" tps)" \
+        'BEGIN { d = a + b - t; exit !(d < 0.02 && d > -0.02) }'
+check $? "both pgbench instances made transactions and TPS is their sum ($t1 + $t2)"
+[ "$(sv "$tmp/pg.sum" errors)" = 0 ] && gt "$(sv "$tmp/pg.sum" lat_p99_ms)" 0 1
+check $? "no failed pgbench transactions; a p99 latency from the transaction logs"
+grep -q '^@@STEP .* dbstart' "$tmp/pg.sum.guest" &&
+    [ "$(grep -c '^@@BENCH-BEGIN [12]$' "$tmp/pg.sum.guest")" = 2 ] &&
+    gt "$(sv "$tmp/pg.sum" writes)" 0 1
+check $? "two benchmark outputs, and the run's writes reached the drive"
+
+# --- the drive's timing visible in TPS (virtual time) ----------------------------
+"$scripts/sql-compare.sh" ${1:+--qemu "$1"} --configs off,fresh --out "$tmp/cmp" \
+    --workdir "$tmp/cmpw" --tables 4 --table-size 50000 --buffer-pool 8 --threads 1 \
+    --duration 10 >"$tmp/cmp.out" 2>"$tmp/cmp.err"
+rc=$?
+check $rc "sql-compare.sh --configs off,fresh ran (rc $rc)"
+[ $rc = 0 ] || tail -20 "$tmp/cmp.err" | sed 's/^/# /'
+sed -n '/^configuration/,/^$/p' "$tmp/cmp.out" | sed 's/^/# /'
+off=$(sv "$tmp/cmp/off.summary" tps); on=$(sv "$tmp/cmp/fresh.summary" tps)
+gt "$off" "$on" 1.02
+check $? "TPS with the drive's timing off ($off) > 2% above timing on ($on)"
+gt "$(sv "$tmp/cmp/fresh.summary" dev_lat_mean_us)" "$(sv "$tmp/cmp/off.summary" dev_lat_mean_us)" 3
+check $? "the device's mean latency with timing on is over 3x timing off's"
+grep -q '^H3100 timing off ' "$tmp/cmp.out" && grep -q '^H3100 fresh ' "$tmp/cmp.out" &&
+    { ! command -v gnuplot >/dev/null || [ -s "$tmp/cmp/sql-compare-tps.png" ]; }
+check $? "one table with both rows, and the TPS plot"
+
+# --- the host left alone ----------------------------------------------------------
 after=$(db_pkgs)
 [ "$after" = "$before" ]
-check $? "no database server package installed on the host (${after:-none})"
-! pgrep -x 'mariadbd|mysqld' >/dev/null
-check $? "no MariaDB server running on the host"
+check $? "no database package installed on the host by the runs (${after:-none})"
+! pgrep -x 'mariadbd|mysqld|postgres' >/dev/null
+check $? "no database server running on the host"
 finish
