@@ -75,8 +75,9 @@
 #                       output as FILE.guest
 #   --qemu PATH         default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --mem MB            guest RAM (default 1536)   --smp N  vCPUs (default 2)
-#   --timeout S         kill a guest after S s (default: 600 + 8 x duration
-#                       under icount)
+#   --timeout S         kill a run's guest after S s (default: 600 + 20 x
+#                       duration under icount); preparing has 1800 s more
+#                       per instance
 #   --log FILE          keep the guest's kernel console log
 #   --prepared          accepted for older command lines (the default)
 #
@@ -197,7 +198,7 @@ case $timing in on|off) ;; *) h3100_die "--timing: on or off" ;; esac
 if [ -n "$ishift" ] && ! [[ $ishift =~ ^[0-9]$ ]]; then
     h3100_die "--icount-shift: 0 to 9, or none"
 fi
-[ -n "$tmo" ] || tmo=$((600 + 2 * duration * (ishift ? 4 : 1)))
+[ -n "$tmo" ] || tmo=$((600 + 2 * duration * (ishift ? 10 : 1)))
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/build-qemu.sh builds it)"
 
 say() { printf '[sql-bench] %s\n' "$*" >&2; }
@@ -323,7 +324,9 @@ if [ "$prepared" = 1 ]; then
         say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
         new_disk "$base" qcow2 "$bytes"
         rm -f "$base.h3s"
-        boot_guest prepare "$base" qcow2 "$h3100_dev,state=$base.h3s,state-interval=0" \
+        # it shows its progress; the time it takes grows with the database
+        tmo=$((tmo + 1800 * instances)) \
+            boot_guest prepare "$base" qcow2 "$h3100_dev,state=$base.h3s,state-interval=0" \
             "$workdir/last-prepare.txt" --accel "$accel" --stream
         grep -q '^@@STEP .* done$' "$workdir/last-prepare.txt" ||
             h3100_die "preparing the database failed (exit $rc; $workdir/last-prepare.txt)"
