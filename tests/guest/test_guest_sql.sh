@@ -2,6 +2,7 @@
 # Guest SQL test (scripts/sql-bench.sh, scripts/sql-compare.sh), short:
 #  - the main command's workload, small (MariaDB + sysbench oltp_read_write
 #    in the guest on a full-size 0.8 TB H3100; a prepared database, -icount);
+#  - sysbench's oltp_read_only and oltp_write_only, briefly;
 #  - PostgreSQL's pgbench with two instances on two partitions of the drive,
 #    made in the same boot as the run, under plain TCG;
 #  - the drive visible in the result: one prepared database, under -icount,
@@ -46,6 +47,20 @@ zcat "${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/guest-sql/initramfs.cpio.gz" |
 grep -qx 'usr/sbin/mariadbd' "$tmp/image.list" &&
     grep -qx 'usr/lib/postgresql/15/bin/postgres' "$tmp/image.list"
 check $? "mariadbd and postgres are in the guest image"
+
+# --- sysbench's other two OLTP scripts, made and run in one boot -------------------
+for w in oltp_read_only oltp_write_only; do
+    "$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/$w" --workload "$w" \
+        --unprepared --icount-shift none --tables 1 --table-size 2000 --duration 5 \
+        --timeout 600 --summary "$tmp/$w.sum" >"$tmp/$w.out" 2>"$tmp/$w.err"
+    rc=$?
+    [ $rc = 0 ] || tail -20 "$tmp/$w.err" | sed 's/^/# /'
+    [ $rc = 0 ] && gt "$(sv "$tmp/$w.sum" tps)" 0 1 && [ "$(sv "$tmp/$w.sum" errors)" = 0 ] &&
+        [ "$(sv "$tmp/$w.sum" workload)" = "$w" ]
+    check $? "sysbench $w made transactions without errors (rc $rc, TPS $(sv "$tmp/$w.sum" tps))"
+done
+[ "$(sv "$tmp/oltp_read_only.sum" writes)" = 0 ] && gt "$(sv "$tmp/oltp_write_only.sum" writes)" 0 1
+check $? "oltp_read_only wrote nothing during its run; oltp_write_only did"
 
 # --- pgbench, two instances on two partitions ------------------------------------
 "$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
