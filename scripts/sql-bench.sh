@@ -84,9 +84,12 @@
 # On 2 host cores: preparing the default database takes about 4 minutes
 # once; each run about 5 (boot and 30 s of virtual time at shift 1).
 # Results come back over the second serial port (scripts/guest-run.sh).
-set -euo pipefail
+set -eEuo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# a command that stops the script under set -e says which (a run once
+# ended here without a word after its guest had finished)
+trap 'printf "[sql-bench] stopped at line %s: %s (exit %s)\n" "$LINENO" "$BASH_COMMAND" "$?" >&2' ERR
 
 capacity=0.8T
 format=raw
