@@ -369,9 +369,6 @@ if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
 fi
 
 # --- report ------------------------------------------------------------------
-# field NAME: a value from sysbench's output
-sb() { sed -n '/^@@BENCH-BEGIN/,/^@@BENCH-END/p' "$out"; }
-field() { sb | awk -v k="$1" 'index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; exit }'; }
 # smartv PHASE KEY: a SMART value from a phase
 smartv() { awk -v p="$1" -v k="$2" '$1 == "@@SMART" && $2 == p {
     split($3, a, "="); if (a[1] == k) { print a[2]; exit } }' "$out"; }
@@ -390,6 +387,10 @@ delta() { local a b; a=$(smartv "$2" "$1"); b=$(smartv "$3" "$1")
 # sbi I: instance I's benchmark output
 sbi() { awk -v i="$1" '$1 == "@@BENCH-BEGIN" { p = ($2 == i); next }
     $1 == "@@BENCH-END" { p = 0 } p' "$out"; }
+# field I NAME: a value from instance I's sysbench output; pgv I NAME: from
+# its pgbench output
+field() { sbi "$1" | awk -v k="$2" 'index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; exit }'; }
+pgv() { sbi "$1" | awk -v k="$2" 'index($0, k) == 1 { sub(/^[^=:]*[=:] */, ""); print $1; exit }'; }
 # sum_series: per-interval "T TPS" lines of all instances, summed per T
 sum_series() { awk '{ if (!($1 in v)) o[++n] = $1; v[$1] += $2 }
     END { for (i = 1; i <= n; i++) printf "%s%s:%s", (i > 1 ? "," : ""), o[i], v[o[i]] }'; }
@@ -397,17 +398,15 @@ per_inst=()
 tps=0; qps=0; lsum=0; errs=0
 for ((k = 1; k <= instances; k++)); do
     if [ "$engine" = postgres ]; then
-        pgv() { sbi "$k" | awk -v k="$1" 'index($0, k) == 1 { sub(/^[^=:]*[=:] */, ""); print $1; exit }'; }
-        t=$(pgv 'tps = '); q=0; l=$(pgv 'latency average')
-        e=$(pgv 'number of failed transactions')
-        [ "$k" != 1 ] || run_s=$(pgv 'duration')
+        t=$(pgv "$k" 'tps = '); q=0; l=$(pgv "$k" 'latency average')
+        e=$(pgv "$k" 'number of failed transactions')
+        [ "$k" != 1 ] || run_s=$(pgv "$k" 'duration')
     else
-        field() { sbi "$k" | awk -v k="$1" 'index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; exit }'; }
-        t=$(field 'transactions:' | awk '{ gsub(/[()]/, ""); print $2 }')
-        q=$(field 'queries:' | awk '{ gsub(/[()]/, ""); print $2 }')
-        l=$(field 'avg:')
-        e=$(field 'ignored errors:' | awk '{ print $1 }')
-        [ "$k" != 1 ] || run_s=$(field 'total time:' | tr -d 's')
+        t=$(field "$k" 'transactions:' | awk '{ gsub(/[()]/, ""); print $2 }')
+        q=$(field "$k" 'queries:' | awk '{ gsub(/[()]/, ""); print $2 }')
+        l=$(field "$k" 'avg:')
+        e=$(field "$k" 'ignored errors:' | awk '{ print $1 }')
+        [ "$k" != 1 ] || run_s=$(field "$k" 'total time:' | tr -d 's')
     fi
     per_inst+=("${t:-0}")
     read -r tps qps lsum errs < <(awk -v t="${t:-0}" -v q="${q:-0}" -v l="${l:-0}" -v e="${e:-0}" \
