@@ -142,7 +142,7 @@ jobs=()
 h3100_log "building ${targets[*]} (log: $QBUILD/h3100-build.log)"
 if ! ninja -C "$QBUILD" "${jobs[@]}" "${targets[@]}" \
         >"$QBUILD/h3100-build.log" 2>&1; then
-    grep -n -E 'error|FAILED' "$QBUILD/h3100-build.log" | head -n 20 >&2 || true
+    grep -n -E 'error|FAILED' "$QBUILD/h3100-build.log" | sed -n 1,20p >&2 || true
     echo '--- tail of build log ---' >&2
     tail -n 40 "$QBUILD/h3100-build.log" >&2
     h3100_die "QEMU build failed (log: $QBUILD/h3100-build.log)"

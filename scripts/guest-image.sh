@@ -150,12 +150,12 @@ kernel_pkg() {
     local meta=$KERNEL_META ver
     if [ -n "$kernel" ]; then
         ver=$(apt-cache madison "$KERNEL_META" |
-              awk -v k="$kernel" '$3 ~ "^"k"\\." { print $3; exit }')
+              awk -v k="$kernel" '!d && $3 ~ "^"k"\\." { print $3; d = 1 }')
         [ -n "$ver" ] || return 0
         meta="$KERNEL_META=$ver"
     fi
     apt-cache depends "$meta" 2>/dev/null |
-        awk '/Depends: linux-image-/ { print $2; exit }'
+        awk '!d && /Depends: linux-image-/ { print $2; d = 1 }'
 }
 
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
@@ -270,7 +270,7 @@ copy_bin_from() {
     done < <(LD_LIBRARY_PATH=$libpath ldd "$src$bin" 2>/dev/null | awk '
         $2 == "=>" && $3 ~ /^\// { print $3; next }
         $1 ~ /^\// { print $1 }')
-    if LD_LIBRARY_PATH=$libpath ldd "$src$bin" 2>/dev/null | grep -q 'not found'; then
+    if grep -q 'not found' < <(LD_LIBRARY_PATH=$libpath ldd "$src$bin" 2>/dev/null); then
         h3100_die "$bin: $(LD_LIBRARY_PATH=$libpath ldd "$src$bin" | grep 'not found' | tr -s ' \t' ' ')"
     fi
 }
@@ -332,7 +332,7 @@ build() {
 
     # The kernel package is kept in debs/ (only the current one).
     mkdir -p "$GUEST_DIR/debs"
-    deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" | head -n1)
+    deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" -print -quit)
     if [ -z "$deb" ]; then
         say "[1/4] downloading $kpkg"
         # As root, apt's _apt user cannot write into our private dir.
@@ -342,7 +342,7 @@ build() {
             h3100_die "apt-get download $kpkg failed"
         rm -f "$GUEST_DIR"/debs/*.deb
         mv "$work"/linux-image-*.deb "$GUEST_DIR/debs/"
-        deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" | head -n1)
+        deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" -print -quit)
     else
         say "[1/4] using $(basename "$deb")"
     fi

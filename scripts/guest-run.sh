@@ -238,7 +238,7 @@ if [ "$use_disk" = 1 ]; then
         qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
         [ -x "$qimg" ] || qimg="qemu-img"
         dsize=$("$qimg" info -f "$format" --output=json "$disk" |
-                awk -F'[:,]' '/^    "virtual-size"/ { gsub(/ /, "", $2); print $2; exit }')
+                awk -F'[:,]' '!d && /^    "virtual-size"/ { gsub(/ /, "", $2); print $2; d = 1 }')
         [ -n "$dsize" ] || h3100_die "cannot read the virtual size of $disk"
     fi
     [ -n "$devopts" ] || devopts="model-params=user_bytes=$dsize"
@@ -253,7 +253,7 @@ gout=$tmp/guest.out
 # SIGKILL QEMU (not timeout(1), its parent) once the guest printed $kill_on
 kill_at_line() {
     while kill -0 "$qpid" 2>/dev/null; do
-        if tr -d '\r' <"$gout" | grep -aqxF -- "$kill_on"; then
+        if grep -aqxF -- "$kill_on" < <(tr -d '\r' <"$gout"); then
             kill -KILL "$(cat "${pidfile:-$tmp/qemu.pid}")" && : >"$tmp/killed"
             return
         fi
@@ -303,7 +303,7 @@ boot
 # before any driver touched the drive: a time-out with no line from the
 # nvme driver on the console is that, and gets one more boot.
 if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
-   ! tr -d '\r' <"$log" | grep -aq 'nvme nvme0'; then
+   ! grep -aq 'nvme nvme0' < <(tr -d '\r' <"$log"); then
     say "the guest hung before the nvme driver saw the drive; booting again"
     tr -d '\r' <"$log" | tail -n 3 | sed 's/^/  | /' >&2
     boot
@@ -315,16 +315,16 @@ fi
 if [ -e "$tmp/killed" ]; then
     say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
     tr -d '\r' <"$gout" | awk -v k="$kill_on" \
-        'f && $0 == k { exit } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+        'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
     exit 0
 fi
-end=$(tr -d '\r' <"$gout" | grep -a -m1 '^===H3100-GUEST-END rc=' || true)
+end=$(tr -d '\r' <"$gout" | awk '!d && /^===H3100-GUEST-END rc=/ { print; d = 1 }')
 # a QMP action (a power cut of the machine with -no-reboot) ended QEMU
 if [ -z "$end" ] && [ -e "$tmp/acted" ] && [ "$rc" = 0 ]; then
     acted=$(cat "$tmp/acted")
     say "QEMU exited after the QMP command at '$acted'"
     tr -d '\r' <"$gout" | awk -v k="$acted" \
-        'f && $0 == k { exit } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+        'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
     exit 0
 fi
 if [ -z "$end" ]; then

@@ -106,7 +106,7 @@ read -r nrows ncdf has_temp <"$tmp/counts"
 
 # pngcairo draws smoother lines; Debian's gnuplot-nox has both.  noenhanced:
 # titles like oltp_read_write are text, not subscripts.
-if printf 'set terminal\n' | "$gnuplot" 2>&1 | grep -qw pngcairo; then
+if grep -qw pngcairo < <(printf 'set terminal\n' | "$gnuplot" 2>&1); then
     term="pngcairo noenhanced size 1100,600 font ',10'"
 else
     term="png noenhanced size 1100,600"

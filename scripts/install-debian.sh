@@ -232,7 +232,7 @@ fails=0
 check() {
     if [ "$1" = 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fails=$((fails + 1)); fi
 }
-rep() { tr -d '\r' <"$out/report.txt" | awk -v k="@$1" -v n="$2" '$1 == "@boot" { b = $2 } b == n && $1 == k { $1 = ""; sub(/^ /, ""); print; exit }'; }
+rep() { tr -d '\r' <"$out/report.txt" | awk -v k="@$1" -v n="$2" '$1 == "@boot" { b = $2 } !d && b == n && $1 == k { $1 = ""; sub(/^ /, ""); print; d = 1 }'; }
 check "$rc" "QEMU ended with the guest's power-off (rc $rc, ${boot_s} s for both boots)"
 for n in 1 2; do
     [ "$(rep target $n)" = active ]; check $? "boot $n: systemd reached multi-user.target (uptime $(rep uptime $n) s)"

@@ -80,8 +80,7 @@ missing=()
 for p in "${pkgs[@]}"; do
     # bookworm's own meson (0.63) is too old: it comes from backports below
     [ "$p" = meson ] && [ "$codename" = bookworm ] && continue
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-            grep -q 'install ok installed'; then
+    if ! grep -q 'install ok installed' < <(dpkg-query -W -f='${Status}' "$p" 2>/dev/null); then
         missing+=("$p")
     fi
 done

@@ -47,7 +47,7 @@ h3100_usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { ex
 
 # h3100_version_ge A B: true if version A >= B (dotted numbers).
 h3100_version_ge() {
-    [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]
+    [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | sed -n 1p)" = "$2" ]
 }
 
 # Print the directory of the newest cached apt QEMU source tree, or nothing.

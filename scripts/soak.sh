@@ -150,7 +150,7 @@ GUEST
 }
 # the guest prelude without the test library's ok/not ok helpers
 GUEST_PRELUDE_SOAK=$(cat <<'PRELUDE'
-smart() { nvme smart-log -o json /dev/nvme0 | tr -d ' ",' | awk -F: -v k="$1" '$1 == k { print $2; exit }'; }
+smart() { nvme smart-log -o json /dev/nvme0 | tr -d ' ",' | awk -F: -v k="$1" '!d && $1 == k { print $2; d = 1 }'; }
 PRELUDE
 )
 

@@ -357,7 +357,7 @@ boot_guest "$mode" "$disk" "$format" "$device" "$out" "${accel_args[@]}"
 if [ "$keep_disk" = 0 ] || [ "$prepared" = 1 ]; then
     rm -f "$disk" "$workdir/run.h3s"
 fi
-used=$(sed -n 's/.*booting (\([a-z]*\).*/\1/p' "$workdir/last-run.err" | head -n1)
+used=$(sed -n '/.*booting (\([a-z]*\).*/{s//\1/p;q}' "$workdir/last-run.err")
 if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
     if [ -s "$out" ]; then
         say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
@@ -388,9 +388,11 @@ delta() { local a b; a=$(smartv "$2" "$1"); b=$(smartv "$3" "$1")
 sbi() { awk -v i="$1" '$1 == "@@BENCH-BEGIN" { p = ($2 == i); next }
     $1 == "@@BENCH-END" { p = 0 } p' "$out"; }
 # field I NAME: a value from instance I's sysbench output; pgv I NAME: from
-# its pgbench output
-field() { sbi "$1" | awk -v k="$2" 'index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; exit }'; }
-pgv() { sbi "$1" | awk -v k="$2" 'index($0, k) == 1 { sub(/^[^=:]*[=:] */, ""); print $1; exit }'; }
+# its pgbench output.  The first match is kept but the whole input read:
+# a reader that exits early kills sbi with SIGPIPE, which pipefail and
+# set -e turn into a silent stop of this script.
+field() { sbi "$1" | awk -v k="$2" '!d && index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; d = 1 }'; }
+pgv() { sbi "$1" | awk -v k="$2" '!d && index($0, k) == 1 { sub(/^[^=:]*[=:] */, ""); print $1; d = 1 }'; }
 # sum_series: per-interval "T TPS" lines of all instances, summed per T
 sum_series() { awk '{ if (!($1 in v)) o[++n] = $1; v[$1] += $2 }
     END { for (i = 1; i <= n; i++) printf "%s%s:%s", (i > 1 ? "," : ""), o[i], v[o[i]] }'; }

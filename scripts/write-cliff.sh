@@ -61,7 +61,7 @@ num='^[0-9]+(\.[0-9]+)?$'
 [[ $seed =~ ^[0-9]+$ ]] || h3100_die "--seed: a non-negative integer"
 [[ $every =~ ^[1-9][0-9]*$ ]] || h3100_die "--every: host seconds, e.g. 30"
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (meson compile -C build, or --sim)"
-"$sim" --profiles | grep -qx -- "$profile" ||
+grep -qx -- "$profile" < <("$sim" --profiles) ||
     h3100_die "--profile $profile: not one of $("$sim" --profiles | tr '\n' ' ')"
 [ -n "$outdir" ] || outdir=./write-cliff-$profile
 mkdir -p "$outdir" || h3100_die "cannot create $outdir"

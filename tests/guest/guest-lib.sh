@@ -71,8 +71,8 @@ ok()  { echo "ok - $*"; }
 bad() { GUEST_FAIL=1; echo "not ok - $*"; }
 chk() { r=$1; shift; if [ "$r" = 0 ]; then ok "$@"; else bad "$@"; fi; }
 GUEST_FAIL=0
-smart() { nvme smart-log -o json /dev/nvme0 | tr -d ' ",' | awk -F: -v k="$1" '$1 == k { print $2; exit }'; }
-ctrl() { nvme id-ctrl /dev/nvme0 | awk -F' *: ' -v k="$1" '$1 == k { print $2; exit }' | sed 's/ *$//'; }
+smart() { nvme smart-log -o json /dev/nvme0 | tr -d ' ",' | awk -F: -v k="$1" '!d && $1 == k { print $2; d = 1 }'; }
+ctrl() { nvme id-ctrl /dev/nvme0 | awk -F' *: ' -v k="$1" '!d && $1 == k { print $2; d = 1 }' | sed 's/ *$//'; }
 rd_sum() { dd if=/dev/nvme0n1 bs=4096 skip="$1" count="$2" iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1; }
 zero_sum() { dd if=/dev/zero bs=4096 count="$1" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 load_kmods() { for m in $(cat /etc/h3100-kmods 2>/dev/null); do insmod "$m" || return 1; done; }

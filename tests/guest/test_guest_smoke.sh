@@ -96,12 +96,13 @@ out1=$(cat "$tmp/out1")
 
 # section NAME FILE: the lines after "@NAME" up to the next "@..." line
 section() { awk -v s="@$1" '$0 == s { on = 1; next } /^@/ { on = 0 } on' "$2"; }
-field() { section idctrl "$tmp/out1" | awk -F' *: ' -v k="$1" '$1 == k { print $2; exit }' | sed 's/ *$//'; }
+# (readers on a pipe read it all: pipefail reports a writer they cut short)
+field() { section idctrl "$tmp/out1" | awk -F' *: ' -v k="$1" '!d && $1 == k { print $2; d = 1 }' | sed 's/ *$//'; }
 
-section lspci "$tmp/out1" | grep -q '\[1e3b:1098\]'
+grep -q '\[1e3b:1098\]' < <(section lspci "$tmp/out1")
 check $? "lspci -nn shows [1e3b:1098]: $(section lspci "$tmp/out1" | grep '1e3b:1098' | sed 's/^[^ ]* //')"
 
-section list "$tmp/out1" | grep -q '/dev/nvme0n1 .*DAPUSTOR DPH31'
+grep -q '/dev/nvme0n1 .*DAPUSTOR DPH31' < <(section list "$tmp/out1")
 check $? "nvme list shows /dev/nvme0n1 with a DAPUSTOR DPH31 model"
 
 mn=$(field mn); fr=$(field fr); ver=$(field ver); vid=$(field vid); sn=$(field sn)
@@ -116,7 +117,7 @@ check $? "id-ctrl vid/ssvid: $vid/$(field ssvid)"
 [[ $sn == DP* ]]
 check $? "id-ctrl sn: '$sn'"
 
-nsze=$(section idns "$tmp/out1" | awk -F' *: ' '$1 == "nsze" { print $2; exit }')
+nsze=$(section idns "$tmp/out1" | awk -F' *: ' '!d && $1 == "nsze" { print $2; d = 1 }')
 [ -n "$nsze" ] && [ $((nsze * 512)) = "$disk_bytes" ]
 check $? "id-ns nsze $nsze x 512 B = backing file ($disk_bytes B)"
 
@@ -144,7 +145,7 @@ for p in $patterns; do
 done
 check $host_ok "backing file holds every pattern at its offset"
 
-jnum() { section "$1" "$tmp/out1" | tr -d ' ",' | awk -F: -v k="$2" '$1 == k { print $2; exit }'; }
+jnum() { section "$1" "$tmp/out1" | tr -d ' ",' | awk -F: -v k="$2" '!d && $1 == k { print $2; d = 1 }'; }
 w0=$(jnum smart0 data_units_written); w1=$(jnum smart1 data_units_written)
 c0=$(jnum smart0 host_write_commands); c1=$(jnum smart1 host_write_commands)
 bytes=0
@@ -158,7 +159,7 @@ errs=$(jnum smart1 num_err_log_entries)
 echo "# num_err_log_entries after boot 1: $errs"
 # the newest error entry, if any (informational: Linux probes optional
 # commands at boot, e.g. Identify CNS 06h, which an NVMe 1.3 drive refuses)
-section errlog "$tmp/out1" | awk '/Entry\[ 1\]/ { exit } /: / { printf "%s ", $0 } END { print "" }' |
+section errlog "$tmp/out1" | awk '/Entry\[ 1\]/ { d = 1 } !d && /: / { printf "%s ", $0 } END { print "" }' |
     tr -s ' \t' ' ' | sed 's/^/#   newest: /'
 
 # --- boot 2: same backing file -------------------------------------------------
