@@ -127,6 +127,14 @@ static bool overwrite_random(H3100Model *m, uint64_t count, uint64_t seed,
     return true;
 }
 
+bool h3100_precondition_valid(const char *spec, GError **errp)
+{
+    bool fill;
+    double rounds;
+
+    return parse_spec(spec, &fill, &rounds, errp);
+}
+
 bool h3100_model_precondition(H3100Model *m, const char *spec, uint64_t seed,
                               H3100Progress progress, void *opaque,
                               GError **errp)

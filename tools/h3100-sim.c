@@ -11,11 +11,12 @@
 #include "sim_bench.h"
 #include "sim_datasheet.h"
 #include "sim_engine.h"
+#include "sim_script.h"
 
 static char *opt_profile;
 static char *opt_set;
 static char *opt_rw;
-static int opt_rwmixread = 50;
+static int opt_rwmixread = G_MININT;  /* not given: 50 */
 static char *opt_bs;
 static int opt_iodepth = 1;
 static int opt_numjobs = 1;
@@ -27,6 +28,7 @@ static char *opt_interval;
 static char *opt_telemetry;
 static char *opt_save;
 static char *opt_load;
+static char *opt_script;
 static gint64 opt_seed = 1;
 static gboolean opt_json;
 static gboolean opt_datasheet;
@@ -70,6 +72,9 @@ static GOptionEntry entries[] = {
       "Save the drive state afterwards", "FILE" },
     { "load", 0, 0, G_OPTION_ARG_FILENAME, &opt_load,
       "Start from a saved drive state", "FILE" },
+    { "script", 0, 0, G_OPTION_ARG_FILENAME, &opt_script,
+      "Run the procedure in FILE: steps in order on one drive "
+      "(docs/calibration.md)", "FILE" },
     { "datasheet", 0, 0, G_OPTION_ARG_NONE, &opt_datasheet,
       "Run every datasheet figure (all capacities, or --profile)", NULL },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &opt_bench,
@@ -103,32 +108,22 @@ static void build_spec(SimSpec *spec, const H3100Config *cfg)
                                          &err))) {
         die(err->message);
     }
-    if (opt_rwmixread < 0 || opt_rwmixread > 100) {
-        die("--rwmixread must be from 0 to 100");
-    }
-    if (opt_iodepth < 1 || opt_iodepth > 65536 || opt_numjobs < 1 ||
-        opt_numjobs > 4096) {
-        die("--iodepth must be 1..65536 and --numjobs 1..4096");
-    }
-    if (spec->runtime_ns == 0) {
-        die("--runtime must be above zero");
-    }
     if (opt_interval && spec->interval_ns == 0) {
         die("--interval must be above zero");
     }
-    spec->rwmixread = opt_rwmixread;
-    spec->iodepth = opt_iodepth;
-    spec->numjobs = opt_numjobs;
+    /* negative values wrap to ones sim_spec_check() refuses */
+    spec->rwmixread = opt_rwmixread == G_MININT ? 50 : (uint32_t)opt_rwmixread;
+    spec->iodepth = (uint32_t)opt_iodepth;
+    spec->numjobs = (uint32_t)opt_numjobs;
+    if (!sim_spec_check(spec, &err)) {
+        g_autofree char *msg = g_strdup_printf("--%s", err->message);
+        die(msg);
+    }
     spec->seed = (uint64_t)opt_seed;
     spec->interval_out = opt_interval ? stdout : NULL;
     spec->interval_json = opt_json;
     if (opt_telemetry && !opt_interval) {
         spec->interval_ns = 1000000000ULL;
-    }
-    for (uint32_t i = 0; i < spec->nbs; i++) {
-        if (spec->bs[i].bytes > spec->span_bytes / spec->numjobs) {
-            die("--bs is larger than each job's share of --span");
-        }
     }
 }
 
@@ -178,6 +173,47 @@ static H3100Model *open_model(const H3100Config *cfg)
     return m;
 }
 
+/* A procedure takes its workloads from its file, not from options. */
+static int run_script(const H3100Config *cfg)
+{
+    g_autoptr(GError) err = NULL;
+    SimScript script;
+    g_autofree SimResult *res = NULL;
+    H3100Model *m;
+    uint64_t now = 0;
+
+    if (opt_rw || opt_bs || opt_span || opt_runtime || opt_ramp ||
+        opt_interval || opt_telemetry || opt_rwmixread != G_MININT ||
+        opt_iodepth != 1 || opt_numjobs != 1) {
+        die("--script takes its workloads from the file: no --rw, --bs, "
+            "--rwmixread, --iodepth, --numjobs, --span, --runtime, --ramp, "
+            "--interval or --telemetry");
+    }
+    if (!sim_script_load(&script, opt_script, cfg, (uint64_t)opt_seed,
+                         &err)) {
+        die(err->message);
+    }
+    res = g_new0(SimResult, script.nsteps);
+    m = open_model(cfg);
+    if (!sim_script_run(&script, m, &now, res, &err)) {
+        h3100_model_free(m);
+        sim_script_free(&script);
+        die(err->message);
+    }
+    if (opt_json) {
+        sim_script_print_json(stdout, &script, res, cfg->profile);
+    } else {
+        sim_script_print(stdout, &script, res, cfg->profile);
+    }
+    sim_script_free(&script);
+    if (opt_save && !h3100_model_save(m, opt_save, &err)) {
+        h3100_model_free(m);
+        die(err->message);
+    }
+    h3100_model_free(m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     g_autoptr(GOptionContext) ctx = NULL;
@@ -223,6 +259,9 @@ int main(int argc, char **argv)
     if (opt_show_config) {
         h3100_config_print(&cfg, stdout);
         return 0;
+    }
+    if (opt_script) {
+        return run_script(&cfg);
     }
     build_spec(&spec, &cfg);
     if (opt_telemetry) {

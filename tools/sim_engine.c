@@ -174,6 +174,30 @@ void sim_spec_defaults(SimSpec *spec, const H3100Config *cfg)
     spec->seed = 1;
 }
 
+bool sim_spec_check(const SimSpec *spec, GError **errp)
+{
+    const char *why = NULL;
+
+    if (spec->rwmixread > 100) {
+        why = "rwmixread must be from 0 to 100";
+    } else if (spec->iodepth < 1 || spec->iodepth > 65536 ||
+               spec->numjobs < 1 || spec->numjobs > 4096) {
+        why = "iodepth must be 1..65536 and numjobs 1..4096";
+    } else if (spec->runtime_ns == 0) {
+        why = "runtime must be above zero";
+    }
+    for (uint32_t i = 0; !why && i < spec->nbs; i++) {
+        if (spec->bs[i].bytes > spec->span_bytes / spec->numjobs) {
+            why = "bs is larger than each job's share of span";
+        }
+    }
+    if (why) {
+        g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID, "%s", why);
+        return false;
+    }
+    return true;
+}
+
 static uint32_t pick_bs(const SimSpec *spec, Rng *rng)
 {
     uint64_t total = 0, r;

@@ -78,6 +78,8 @@ bool sim_parse_span(const char *text, uint64_t whole, uint64_t *out,
 bool sim_parse_time(const char *text, uint64_t *ns, GError **errp);
 
 void sim_spec_defaults(SimSpec *spec, const H3100Config *cfg);
+/* Are @spec's numbers ones sim_run() can run (ranges, bs within span)? */
+bool sim_spec_check(const SimSpec *spec, GError **errp);
 
 /* Run @spec against @m starting at simulated time *@now (advanced). */
 void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,

@@ -185,6 +185,8 @@ typedef void (*H3100Progress)(void *opaque, uint64_t done, uint64_t total);
 bool h3100_model_precondition(H3100Model *m, const char *spec, uint64_t seed,
                               H3100Progress progress, void *opaque,
                               GError **errp);
+/* Is @spec a precondition h3100_model_precondition() takes? */
+bool h3100_precondition_valid(const char *spec, GError **errp);
 
 /* A progress bar on stderr when it is a terminal (for H3100Progress). */
 void h3100_progress_bar(void *label, uint64_t done, uint64_t total);

@@ -145,6 +145,59 @@ printf 'garbage' | dd of="$tmp/s" bs=1 seek=100 conv=notrunc 2>/dev/null
 expect_error $small --load "$tmp/s"
 expect_error --load "$tmp/s"
 
+# --script: a procedure's steps in order on one drive, one row each
+cat >"$tmp/proc.ini" <<'INI'
+# fill, then two workloads on half the drive with a pause between
+[global]
+span=50%
+iodepth=16
+runtime=0.1s
+[fill]
+precondition=seq
+[4k random write]
+rw=randwrite
+[quiet]
+idle=1s
+[64k read]
+rw=read
+bs=64k
+INI
+# shellcheck disable=SC2086
+if "$sim" $small --script "$tmp/proc.ini" >"$tmp/proc.out" 2>"$tmp/proc.err" &&
+   grep -q '^4k random write  *randwrite 4k 1x16 50% ' "$tmp/proc.out" &&
+   grep -q '^quiet  *idle 1.0 s ' "$tmp/proc.out" &&
+   grep -q '^64k read  *read 64k 1x16 50% ' "$tmp/proc.out" &&
+   grep -q 'step 4/4: 64k read' "$tmp/proc.err" &&
+   [ "$(grep -c . "$tmp/proc.out")" = 6 ]; then
+    ok "--script runs the steps in order, one row each"
+else
+    bad "--script: $(cat "$tmp/proc.out" "$tmp/proc.err")"
+fi
+# shellcheck disable=SC2086
+if "$sim" $small --script "$tmp/proc.ini" --json 2>/dev/null >"$tmp/proc.json" &&
+   python3 - "$tmp/proc.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [s["name"] for s in r["steps"]] == ["fill", "4k random write", "quiet", "64k read"], r
+assert [s["kind"] for s in r["steps"]] == ["precondition", "run", "idle", "run"], r
+w, rd = r["steps"][1]["result"], r["steps"][3]["result"]
+assert w["write_iops"] > 0 and w["read_iops"] == 0, w
+assert rd["read_iops"] > 0 and rd["bs"] == "65536", rd
+assert r["steps"][2]["seconds"] == 1.0, r["steps"][2]
+PY
+then
+    ok "--script --json: every step with its figures"
+else
+    bad "--script --json: $(cat "$tmp/proc.json")"
+fi
+printf '[a]\nrw=read\n[a]\nrw=write\n' >"$tmp/dup.ini"
+printf '[a]\nrw=read\n[b]\nbsize=4k\n' >"$tmp/key.ini"
+expect_error --script "$tmp/dup.ini"
+expect_error --script "$tmp/key.ini"
+expect_error --script "$tmp/missing.ini"
+expect_error --script "$tmp/proc.ini" --rw read
+expect_error --script "$tmp/proc.ini" --rwmixread 50
+
 # the datasheet of one capacity, as JSON, within 5% everywhere
 if "$sim" --datasheet --profile h3100-0.8t --json 2>/dev/null >"$tmp/ds.json" &&
    python3 - "$tmp/ds.json" <<'PY'
