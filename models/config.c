@@ -38,21 +38,21 @@ typedef struct ProfileRow {
  */
 static const ProfileRow profiles[] = {
     { "h3100-0.8t", H3100_FAMILY_H3100, 800, 2, 0x0009, 0x006c, 8500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3100-1.6t", H3100_FAMILY_H3100, 1600, 4, 0x000c, 0x006f, 9500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3100-3.2t", H3100_FAMILY_H3100, 3200, 8, 0x0014, 0x007c, 10500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3100-6.4t", H3100_FAMILY_H3100, 6400, 16, 0x0021, 0x007f, 11500,
-      6400, 11000 },
+      6300, 6310 },
     { "h3200-0.96t", H3100_FAMILY_H3200, 960, 2, 0x000a, 0x006d, 8500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3200-1.92t", H3100_FAMILY_H3200, 1920, 4, 0x000d, 0x0070, 9500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3200-3.84t", H3100_FAMILY_H3200, 3840, 8, 0x0015, 0x007d, 10500,
-      6270, 8400 },
+      6175, 3790 },
     { "h3200-7.68t", H3100_FAMILY_H3200, 7680, 16, 0x0022, 0x0080, 11500,
-      6400, 11000 },
+      6300, 6310 },
 };
 
 static const char *const profile_name_list[] = {
@@ -115,14 +115,15 @@ static void fill_common(H3100Config *cfg)
     c->cores = 4;
     c->read_cmd_ns = 4200;
     c->read_slot_ns = 770;
-    c->write_cmd_ns = 1000;
+    c->write_cmd_ns = 3800;
     c->write_slot_ns = 6270;
-    c->gc_slot_ns = 8400;
+    c->gc_slot_ns = 3790;
+    c->gc_page_ns = 4200;
     c->trim_cmd_ns = 1500;
     c->trim_slot_ns = 15;
     c->admin_cmd_ns = 2000;
     c->read_fw_ns = 7000;
-    c->write_fw_ns = 6000;
+    c->write_fw_ns = 3295;
     c->ecc_ns = 17000;
     c->dram_mbps = 12800;
 
@@ -222,6 +223,7 @@ static const Field fields[] = {
     F32("write_cmd_ns", ctrl.write_cmd_ns, 0, 1000000),
     F32("write_slot_ns", ctrl.write_slot_ns, 0, 1000000),
     F32("gc_slot_ns", ctrl.gc_slot_ns, 0, 1000000),
+    F32("gc_page_ns", ctrl.gc_page_ns, 0, 1000000),
     F32("trim_cmd_ns", ctrl.trim_cmd_ns, 0, 1000000),
     F32("trim_slot_ns", ctrl.trim_slot_ns, 0, 1000000),
     F32("admin_cmd_ns", ctrl.admin_cmd_ns, 0, 1000000),

@@ -119,6 +119,9 @@ static void hook_gc_read(void *opaque, uint64_t ppn, uint32_t nslots)
     if (in_buffer(m, ppn, m->now)) {
         return;
     }
+    /* a NAND read for the firmware, however few of its slots are still
+     * valid: victims of a partly hot drive cost more per moved slot */
+    cores_run(&m->cores, m->arrival, m->cfg.ctrl.gc_page_ns);
     m->gc_unit_ready = tl_max(m->gc_unit_ready,
                               read_page(m, m->now, ppn, nslots, false));
 }

@@ -57,6 +57,7 @@ typedef struct H3100CtrlTiming {
     uint32_t write_cmd_ns;
     uint32_t write_slot_ns;
     uint32_t gc_slot_ns;              /* core time per relocated 4 KiB */
+    uint32_t gc_page_ns;              /* ... per page reclaim reads */
     uint32_t trim_cmd_ns;
     uint32_t trim_slot_ns;
     uint32_t admin_cmd_ns;            /* flush and other non-data commands */
