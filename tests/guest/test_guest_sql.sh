@@ -6,8 +6,8 @@
 #  - PostgreSQL's pgbench with two instances on two partitions of the drive,
 #    made in the same boot as the run, under plain TCG;
 #  - the drive visible in the result: one prepared database, under -icount,
-#    on the H3100 with its timing off and on (sql-compare.sh): TPS and the
-#    device's latency must differ;
+#    on the H3100 with its timing off and on (sql-compare.sh): the read
+#    latency the guest's block layer sees and the device's must differ;
 #  - the host left alone: MariaDB, sysbench and PostgreSQL come unpacked
 #    from their Debian packages into the guest image, no database package
 #    is installed on the host and no database server runs there.
@@ -82,6 +82,13 @@ grep -q '^@@STEP .* dbstart' "$tmp/pg.sum.guest" &&
 check $? "two benchmark outputs, and the run's writes reached the drive"
 
 # --- the drive's timing visible in TPS (virtual time) ----------------------------
+# What the guest sees of the drive on a database this small is its
+# latency: the block layer's mean read latency and the device's.  Its TPS
+# moves by less than a 10-20 s run's own swings (InnoDB stalls of up to
+# 0.8 s with an 8 MiB buffer pool): off/on gave 61.47/61.71, 61.70/61.69
+# (2 vCPUs), 31.26/26.89, 33.69/32.59 and 29.87/30.58 (1 vCPU) on five
+# preparations.  The TPS effect is measured on the main command's default
+# workload (docs/sql.md), not here.
 "$scripts/sql-compare.sh" ${1:+--qemu "$1"} --configs off,fresh --out "$tmp/cmp" \
     --workdir "$tmp/cmpw" --tables 4 --table-size 50000 --buffer-pool 8 --threads 1 \
     --duration 10 >"$tmp/cmp.out" 2>"$tmp/cmp.err"
@@ -90,8 +97,9 @@ check $rc "sql-compare.sh --configs off,fresh ran (rc $rc)"
 [ $rc = 0 ] || tail -20 "$tmp/cmp.err" | sed 's/^/# /'
 sed -n '/^configuration/,/^$/p' "$tmp/cmp.out" | sed 's/^/# /'
 off=$(sv "$tmp/cmp/off.summary" tps); on=$(sv "$tmp/cmp/fresh.summary" tps)
-gt "$off" "$on" 1.02
-check $? "TPS with the drive's timing off ($off) > 2% above timing on ($on)"
+rd_off=$(sv "$tmp/cmp/off.summary" read_lat_us); rd_on=$(sv "$tmp/cmp/fresh.summary" read_lat_us)
+gt "$rd_on" "$rd_off" 1.4
+check $? "the guest's block layer saw reads 1.4x slower with the timing on ($rd_on us vs $rd_off us; TPS $on vs $off)"
 gt "$(sv "$tmp/cmp/fresh.summary" dev_lat_mean_us)" "$(sv "$tmp/cmp/off.summary" dev_lat_mean_us)" 3
 check $? "the device's mean latency with timing on is over 3x timing off's"
 grep -q '^H3100 timing off ' "$tmp/cmp.out" && grep -q '^H3100 fresh ' "$tmp/cmp.out" &&
