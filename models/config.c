@@ -116,8 +116,7 @@ static void fill_common(H3100Config *cfg)
     c->read_cmd_ns = 4200;
     c->read_slot_ns = 770;
     c->write_cmd_ns = 3800;
-    c->write_slot_ns = 6270;
-    c->gc_slot_ns = 3790;
+    /* write_slot_ns and gc_slot_ns: the profile's row */
     c->gc_page_ns = 4200;
     c->trim_cmd_ns = 1500;
     c->trim_slot_ns = 15;

@@ -386,6 +386,20 @@ static void submit_next(H3100Model *m, const SimSpec *spec, Job *jobs,
     heap_push(events, r.done_ns, ((uint64_t)bs << 32) | slot);
 }
 
+void sim_note_drive(SimResult *res, const H3100Health *from)
+{
+    const H3100Health *to = &res->health;
+
+    res->waf = 0;
+    if (to->host_write_bytes > from->host_write_bytes) {
+        res->waf = (double)(to->nand_write_bytes - from->nand_write_bytes) /
+                   (to->host_write_bytes - from->host_write_bytes);
+    }
+    res->gc_victims = to->gc_victims - from->gc_victims;
+    res->gc_slots_moved = to->gc_slots_moved - from->gc_slots_moved;
+    res->wbuf_stalls = to->wbuf_stalls - from->wbuf_stalls;
+}
+
 void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
              SimResult *res)
 {
@@ -394,14 +408,12 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
     Inflight *inflight = g_new0(Inflight, slots);
     uint64_t t0 = *now, win_start = t0 + spec->ramp_ns;
     uint64_t end = win_start + spec->runtime_ns;
-    uint64_t host_write0 = 0, nand_write0 = 0;
-    uint64_t victims0 = 0, moved0 = 0, stalls0 = 0, die0 = 0, core0 = 0;
     bool in_window = false;
     Window iw = { 0 };
     H3100LatHist run_lat;             /* the rows' completions, for the CDF */
     Heap events;
     HeapItem ev;
-    H3100Health h;
+    H3100Health w0 = { 0 };           /* the drive as the window opened */
     struct timespec c0, c1;
 
     memset(res, 0, sizeof(*res));
@@ -432,14 +444,7 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
 
         if (!in_window && t >= win_start) {
             in_window = true;
-            h3100_model_health(m, t, &h);
-            host_write0 = h.host_write_bytes;
-            nand_write0 = h.nand_write_bytes;
-            victims0 = h.gc_victims;
-            moved0 = h.gc_slots_moved;
-            stalls0 = h.wbuf_stalls;
-            die0 = h.nand_busy_ns;
-            core0 = h.core_busy_ns;
+            h3100_model_health(m, t, &w0);
         }
         while (spec->interval_ns && t >= iw.start + spec->interval_ns) {
             window_next(spec, &iw, m, iw.start + spec->interval_ns, &run_lat);
@@ -487,20 +492,14 @@ void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
     res->mbps = (res->read_bytes + res->write_bytes) /
                 (spec->runtime_ns / 1e9) / 1e6;
     h3100_model_health(m, end, &res->health);
-    if (res->health.host_write_bytes > host_write0) {
-        res->waf = (double)(res->health.nand_write_bytes - nand_write0) /
-                   (res->health.host_write_bytes - host_write0);
-    }
-    res->gc_victims = res->health.gc_victims - victims0;
-    res->gc_slots_moved = res->health.gc_slots_moved - moved0;
-    res->wbuf_stalls = res->health.wbuf_stalls - stalls0;
+    sim_note_drive(res, &w0);
     {
         const H3100Config *cfg = h3100_model_config(m);
         double span = (double)spec->runtime_ns;
 
-        res->die_util = (res->health.nand_busy_ns - die0) /
+        res->die_util = (res->health.nand_busy_ns - w0.nand_busy_ns) /
                         (span * h3100_dies(cfg));
-        res->core_util = (res->health.core_busy_ns - core0) /
+        res->core_util = (res->health.core_busy_ns - w0.core_busy_ns) /
                          (span * cfg->ctrl.cores);
     }
     heap_destroy(&events);

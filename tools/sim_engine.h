@@ -81,6 +81,9 @@ void sim_spec_defaults(SimSpec *spec, const H3100Config *cfg);
 /* Are @spec's numbers ones sim_run() can run (ranges, bs within span)? */
 bool sim_spec_check(const SimSpec *spec, GError **errp);
 
+/* What the drive did since @from, to @res->health: WAF, reclaim, stalls. */
+void sim_note_drive(SimResult *res, const H3100Health *from);
+
 /* Run @spec against @m starting at simulated time *@now (advanced). */
 void sim_run(H3100Model *m, const SimSpec *spec, uint64_t *now,
              SimResult *res);

@@ -286,13 +286,7 @@ static void note_background(H3100Model *m, uint64_t now,
     memset(res, 0, sizeof(*res));
     h3100_model_health(m, now, &res->health);
     res->runtime_ns = ns;
-    res->gc_victims = res->health.gc_victims - before->gc_victims;
-    res->gc_slots_moved = res->health.gc_slots_moved - before->gc_slots_moved;
-    if (res->health.host_write_bytes > before->host_write_bytes) {
-        res->waf = (double)(res->health.nand_write_bytes -
-                            before->nand_write_bytes) /
-                   (res->health.host_write_bytes - before->host_write_bytes);
-    }
+    sim_note_drive(res, before);
 }
 
 /* No host I/O: the drive's idle reclaim runs as the device's timer asks. */
