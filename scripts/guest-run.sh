@@ -312,10 +312,14 @@ fi
 [ -z "$qmp_pid" ] || wait "$qmp_pid" 2>/dev/null || true
 [ -z "$qmp_log" ] || cp "$tmp/qmp.out" "$qmp_log" 2>/dev/null || : >"$qmp_log"
 
+# guest_output_until LINE: what the guest's script printed before LINE
+guest_output_until() {
+    tr -d '\r' <"$gout" | awk -v k="$1" \
+        'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+}
 if [ -e "$tmp/killed" ]; then
     say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
-    tr -d '\r' <"$gout" | awk -v k="$kill_on" \
-        'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+    guest_output_until "$kill_on"
     exit 0
 fi
 end=$(tr -d '\r' <"$gout" | awk '!d && /^===H3100-GUEST-END rc=/ { print; d = 1 }')
@@ -323,8 +327,7 @@ end=$(tr -d '\r' <"$gout" | awk '!d && /^===H3100-GUEST-END rc=/ { print; d = 1 
 if [ -z "$end" ] && [ -e "$tmp/acted" ] && [ "$rc" = 0 ]; then
     acted=$(cat "$tmp/acted")
     say "QEMU exited after the QMP command at '$acted'"
-    tr -d '\r' <"$gout" | awk -v k="$acted" \
-        'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
+    guest_output_until "$acted"
     exit 0
 fi
 if [ -z "$end" ]; then
