@@ -81,7 +81,7 @@ grep -q '^@@STEP .* dbstart' "$tmp/pg.sum.guest" &&
     gt "$(sv "$tmp/pg.sum" writes)" 0 1
 check $? "two benchmark outputs, and the run's writes reached the drive"
 
-# --- the drive's timing visible in TPS (virtual time) ----------------------------
+# --- the drive's timing visible in the guest (virtual time) -----------------------
 # What the guest sees of the drive on a database this small is its
 # latency: the block layer's mean read latency and the device's.  Its TPS
 # moves by less than a 10-20 s run's own swings (InnoDB stalls of up to
