@@ -173,6 +173,18 @@ static H3100Model *open_model(const H3100Config *cfg)
     return m;
 }
 
+/* --save, then the drive is done with */
+static void save_and_free(H3100Model *m)
+{
+    g_autoptr(GError) err = NULL;
+
+    if (opt_save && !h3100_model_save(m, opt_save, &err)) {
+        h3100_model_free(m);
+        die(err->message);
+    }
+    h3100_model_free(m);
+}
+
 /* A procedure takes its workloads from its file, not from options. */
 static int run_script(const H3100Config *cfg)
 {
@@ -206,11 +218,7 @@ static int run_script(const H3100Config *cfg)
         sim_script_print(stdout, &script, res, cfg->profile);
     }
     sim_script_free(&script);
-    if (opt_save && !h3100_model_save(m, opt_save, &err)) {
-        h3100_model_free(m);
-        die(err->message);
-    }
-    h3100_model_free(m);
+    save_and_free(m);
     return 0;
 }
 
@@ -282,10 +290,6 @@ int main(int argc, char **argv)
     } else {
         sim_print_result(stdout, &spec, &res, cfg.profile);
     }
-    if (opt_save && !h3100_model_save(m, opt_save, &err)) {
-        h3100_model_free(m);
-        die(err->message);
-    }
-    h3100_model_free(m);
+    save_and_free(m);
     return 0;
 }
