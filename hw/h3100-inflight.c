@@ -1,13 +1,16 @@
 /*
- * DapuStor H3100 NVMe SSD: commands with block I/O in flight
+ * DapuStor H3100 NVMe SSD: when commands complete
  *
  * Copyright (c) 2025 dapustor-h3100 authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The device keeps the commands whose block I/O is out on one list: to
- * hold virtual time for them under qtest and -icount, and so that Format
- * and Sanitize let the writes already sent land before they erase.
+ * A command completes at the model time the drive is done with it
+ * (done_ns), once its block I/O is back.  The device keeps two lists:
+ * the commands whose block I/O is out (s->inflight: for the hold below,
+ * and so that Format and Sanitize let the writes already sent land
+ * before they erase) and those whose I/O is back that wait for their
+ * time (s->pending, ordered by done_ns).  One wake-up serves both.
  */
 
 #include "qemu/osdep.h"
@@ -27,11 +30,12 @@
  * sleep=off) would carry it past a command whose model time has come
  * while its host I/O is still running, and the guest would see the
  * host's disk in the drive's latency.  The device holds virtual time
- * there instead: a timer at the earliest model time of the commands with
- * block I/O in flight and, once that has passed, one due a nanosecond
- * ahead, renewed until the I/O is back.  Not "now": a qtest step to the
- * next deadline must still advance (libqtest asserts it does), and a
- * timer due now would re-run in the same pass of the timer list.
+ * there instead: the wake-up is due at the earliest model time of the
+ * commands with block I/O in flight and, once that has passed, a
+ * nanosecond ahead, renewed until the I/O is back.  Not "now": a qtest
+ * step to the next deadline must still advance (libqtest asserts it
+ * does), and a timer due now would re-run in the same pass of the timer
+ * list.
  *
  * Under qtest a clock_step of N ns runs the timer list once per
  * deadline, so 1 ns renewals would make it N passes: renewals that
@@ -40,8 +44,24 @@
  * every renewal is 1 ns, and in the main context the vCPU waits instead
  * (h3100_hold_waits_here): the host's time stays out of virtual time.
  * Under plain TCG virtual time is host time: no hold.
+ *
+ * s->due_timer is an H3100Timer: on its timer list throughout its
+ * callback, so virtual time cannot step past the next command due while
+ * the callback looks for it (h3100-timer.c).
  */
-static uint64_t h3100_first_due(H3100State *s)
+
+/* Something is due at @model_ns: wake up then, if not earlier. */
+static void h3100_due_at(H3100State *s, uint64_t model_ns)
+{
+    int64_t at = h3100_virt_ns(s, model_ns);
+    int64_t when = h3100_timer_expire_ns(s->due_timer);
+
+    if (when < 0 || when > at) {
+        h3100_timer_mod(s->due_timer, at);
+    }
+}
+
+static uint64_t h3100_first_io_due(H3100State *s)
 {
     uint64_t first = UINT64_MAX;
     H3100Req *req;
@@ -55,9 +75,10 @@ static uint64_t h3100_first_due(H3100State *s)
 /*
  * Under -icount a busy vCPU also moves virtual time on while the host's
  * I/O runs: how far would depend on the host's disk and load.  In the
- * main context this timer runs in the vCPU thread: wait here, the guest's
- * instructions stopped, until the commands whose model time has come are
- * back from the block layer; then no host time reaches virtual time.
+ * main context the wake-up runs in the vCPU thread: wait there, the
+ * guest's instructions stopped, until the commands whose model time has
+ * come are back from the block layer; then no host time reaches virtual
+ * time.
  */
 static bool h3100_hold_waits_here(H3100State *s)
 {
@@ -65,53 +86,74 @@ static bool h3100_hold_waits_here(H3100State *s)
            s->ctx == qemu_get_aio_context();
 }
 
-void h3100_hold_timer_cb(void *opaque)
+/* An in-flight command's time has come, its I/O is not back: hold. */
+static void h3100_hold_renew(H3100State *s)
 {
-    H3100State *s = opaque;
-    uint64_t first = h3100_first_due(s);
-    int64_t rt;
+    int64_t rt = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
-    if (first <= h3100_now(s) && h3100_hold_waits_here(s)) {
-        AIO_WAIT_WHILE(s->ctx, h3100_first_due(s) <= h3100_now(s));
-        first = h3100_first_due(s);
-    }
-    if (first == UINT64_MAX) {
-        return;
-    }
-    if (first > h3100_now(s)) {
-        timer_mod(s->hold_timer, h3100_virt_ns(s, first));
-        return;
-    }
-    rt = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
     if (qtest_enabled() && rt - s->hold_last_rt < H3100_HOLD_BURST_NS) {
         s->hold_step = MIN(s->hold_step * 2, H3100_HOLD_STEP_MAX_NS);
     } else {
         s->hold_step = 1;
     }
     s->hold_last_rt = rt;
-    timer_mod(s->hold_timer,
-              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + s->hold_step);
+    h3100_timer_mod_in(s->due_timer, s->hold_step);
 }
 
-/*
- * Commands with block I/O in flight: for the hold, and so that Format
- * and Sanitize can let writes already sent land before they erase.
- */
+/* After the commands due by now are posted: when next to wake up. */
+static void h3100_due_rearm(H3100State *s)
+{
+    H3100Req *first = QTAILQ_FIRST(&s->pending);
+    uint64_t post = first ? first->done_ns : UINT64_MAX;
+    uint64_t io = s->hold ? h3100_first_io_due(s) : UINT64_MAX;
+
+    if (io <= h3100_now(s) && post > io) {
+        h3100_hold_renew(s);
+    } else if (MIN(io, post) != UINT64_MAX) {
+        h3100_timer_mod(s->due_timer, h3100_virt_ns(s, MIN(io, post)));
+    } else {
+        h3100_timer_del(s->due_timer);
+    }
+}
+
+void h3100_due_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+    H3100Req *req;
+    uint64_t now;
+
+    if (s->hold && h3100_hold_waits_here(s) &&
+        h3100_first_io_due(s) <= h3100_now(s)) {
+        AIO_WAIT_WHILE(s->ctx, h3100_first_io_due(s) <= h3100_now(s));
+    }
+    now = h3100_now(s);
+    while ((req = QTAILQ_FIRST(&s->pending)) && req->done_ns <= now) {
+        h3100_req_post_now(req);
+    }
+    h3100_due_rearm(s);
+}
+
+/* A reset: nothing is due any more. */
+void h3100_due_reset(H3100State *s)
+{
+    h3100_timer_del(s->due_timer);
+}
+
+/* ---- the two lists ----------------------------------------------------- */
+
 void h3100_inflight_add(H3100State *s, H3100Req *req)
 {
-    int64_t at = h3100_virt_ns(s, req->done_ns);
-
     QTAILQ_INSERT_TAIL(&s->inflight, req, ioentry);
     req->in_flight = true;
     if (req->sq->sqid) {
         s->io_inflight++;
     }
-    if (s->hold && (!timer_pending(s->hold_timer) ||
-                    timer_expire_time_ns(s->hold_timer) > at)) {
-        timer_mod(s->hold_timer, at);
+    if (s->hold) {
+        h3100_due_at(s, req->done_ns);
     }
 }
 
+/* No timer moves here: the command goes on to s->pending or its CQ. */
 void h3100_inflight_remove(H3100State *s, H3100Req *req)
 {
     if (!req->in_flight) {
@@ -119,10 +161,38 @@ void h3100_inflight_remove(H3100State *s, H3100Req *req)
     }
     QTAILQ_REMOVE(&s->inflight, req, ioentry);
     req->in_flight = false;
-    if (QTAILQ_EMPTY(&s->inflight)) {
-        timer_del(s->hold_timer);
-    }
     if (req->sq->sqid && !--s->io_inflight) {
         h3100_maint_io_drained(s);
     }
+}
+
+void h3100_pending_drop(H3100State *s, H3100Req *req)
+{
+    if (req->pending) {
+        QTAILQ_REMOVE(&s->pending, req, pend);
+        req->pending = false;
+    }
+}
+
+/* The command's I/O is done: post it now, or wait for its model time. */
+void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
+{
+    H3100Req *it;
+
+    if (!s->timing || req->done_ns <= h3100_now(s)) {
+        h3100_req_post_now(req);
+        return;
+    }
+    /* ordered by done_ns; new requests usually go last */
+    QTAILQ_FOREACH_REVERSE(it, &s->pending, pend) {
+        if (it->done_ns <= req->done_ns) {
+            QTAILQ_INSERT_AFTER(&s->pending, it, req, pend);
+            break;
+        }
+    }
+    if (!it) {
+        QTAILQ_INSERT_HEAD(&s->pending, req, pend);
+    }
+    req->pending = true;
+    h3100_due_at(s, req->done_ns);
 }

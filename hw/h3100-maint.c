@@ -190,7 +190,7 @@ uint16_t h3100_sanitize(H3100State *s, H3100Req *req)
     s->san.start_ns = now;
     s->san.end_ns = s->timing ? MAX(end, now) : now;
     s->san.etbe = (s->san.end_ns - now) / NANOSECONDS_PER_SECOND + 1;
-    timer_mod(s->san.timer, h3100_virt_ns(s, s->san.end_ns));
+    h3100_timer_mod(s->san.timer, h3100_virt_ns(s, s->san.end_ns));
     return NVME_SUCCESS;
 }
 
@@ -256,7 +256,7 @@ static void h3100_dst_record(H3100State *s, uint8_t result)
     }
     trace_h3100_dst_done(d->current, result);
     d->current = 0;
-    timer_del(d->timer);
+    h3100_timer_del(d->timer);
 }
 
 void h3100_dst_timer_cb(void *opaque)
@@ -304,7 +304,7 @@ uint16_t h3100_self_test(H3100State *s, H3100Req *req)
         d->start_ns = now;
         d->end_ns = now + (stc == H3100_DST_SHORT ? H3100_SHORT_DST_NS :
                            H3100_EDSTT_MIN * 60 * NANOSECONDS_PER_SECOND);
-        timer_mod(d->timer, h3100_virt_ns(s, d->end_ns));
+        h3100_timer_mod(d->timer, h3100_virt_ns(s, d->end_ns));
         return NVME_SUCCESS;
     case H3100_DST_ABORT:
         h3100_dst_abort(s, H3100_DST_RES_ABORTED);

@@ -193,8 +193,7 @@ static void h3100_idle_timer_cb(void *opaque)
         s->idle_ticks = 0;
         h3100_health_check(s);
     }
-    timer_mod(s->idle_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              H3100_IDLE_PERIOD_NS);
+    h3100_timer_mod_in(s->idle_timer, H3100_IDLE_PERIOD_NS);
 }
 
 void h3100_update_lbads(H3100State *s, uint32_t lbads)
@@ -231,7 +230,7 @@ static void h3100_reset_fn(void *opaque)
     s->dbbuf_dbs = 0;
     s->dbbuf_eis = 0;
     s->irq_status = 0;
-    timer_del(s->idle_timer);
+    h3100_timer_del(s->idle_timer);
     stl_le_p(&s->bar.csts, 0);
     stl_le_p(&s->bar.intms, 0);
     stl_le_p(&s->bar.intmc, 0);
@@ -452,51 +451,6 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
     return true;
 }
 
-/*
- * A virtual-clock timer in the device's context.  In the main context it
- * goes on the main loop's timer list: under -icount those timers run in
- * the vCPU thread exactly at their deadline, where an AioContext timer
- * would wait for the main loop to wake up while the guest runs on, and
- * the wait would show up as latency the drive never had.
- */
-typedef struct H3100TimerCall {
-    H3100State *s;
-    QEMUTimerCB *cb;
-    void *opaque;
-} H3100TimerCall;
-
-static void h3100_timer_call(void *opaque)
-{
-    H3100TimerCall *c = opaque;
-    bool was = h3100_guard_enter(c->s);
-
-    c->cb(c->opaque);
-    h3100_guard_leave(c->s, was);
-}
-
-QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
-{
-    H3100TimerCall *c = g_new(H3100TimerCall, 1);
-
-    c->s = s;
-    c->cb = cb;
-    c->opaque = opaque;
-    if (s->ctx == qemu_get_aio_context()) {
-        return timer_new_ns(QEMU_CLOCK_VIRTUAL, h3100_timer_call, c);
-    }
-    return aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
-                         h3100_timer_call, c);
-}
-
-void h3100_timer_free(QEMUTimer **t)
-{
-    if (*t) {
-        g_free((*t)->opaque);
-        timer_free(*t);
-        *t = NULL;
-    }
-}
-
 static void h3100_state_init(H3100State *s)
 {
     s->sq = g_new0(H3100SQueue *, s->max_ioqpairs + 1);
@@ -512,14 +466,13 @@ static void h3100_state_init(H3100State *s)
         s->irq_bh = qemu_bh_new(h3100_irq_bh, s);
     }
     QTAILQ_INIT(&s->pending);
-    s->cpl_timer = h3100_timer_new(s, h3100_cpl_timer_cb, s);
+    s->due_timer = h3100_timer_new(s, h3100_due_timer_cb, s);
     QTAILQ_INIT(&s->inflight);
     h3100_durable_init(s);
     h3100_blkerr_init(s);
     h3100_vcache_init(s);
     h3100_shutdown_init(s);
     s->hold = qtest_enabled() || icount_enabled();
-    s->hold_timer = h3100_timer_new(s, h3100_hold_timer_cb, s);
     s->hold_step = 1;
     s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
     s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
@@ -572,8 +525,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     for (unsigned i = 0; i < s->nvec; i++) {
         h3100_timer_free(&s->vec[i].timer);
     }
-    h3100_timer_free(&s->cpl_timer);
-    h3100_timer_free(&s->hold_timer);
+    h3100_timer_free(&s->due_timer);
     h3100_timer_free(&s->idle_timer);
     h3100_timer_free(&s->dst.timer);
     h3100_timer_free(&s->san.timer);

@@ -100,7 +100,7 @@ static void h3100_msix_fire(H3100State *s, uint16_t vector)
 
     trace_h3100_irq_msix(vector, v->count);
     v->count = 0;
-    timer_del(v->timer);
+    h3100_timer_del(v->timer);
     if (h3100_in_main_ctx(s)) {
         h3100_msix_notify(s, vector);
         return;
@@ -157,8 +157,8 @@ static void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n)
     v->count += n;
     if (v->count >= h3100_coalesce_thr(s) + 1) {
         h3100_msix_fire(s, cq->vector);
-    } else if (!timer_pending(v->timer)) {
-        timer_mod(v->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + time_ns);
+    } else if (!h3100_timer_pending(v->timer)) {
+        h3100_timer_mod_in(v->timer, time_ns);
     }
 }
 
@@ -432,63 +432,6 @@ void h3100_req_post_now(H3100Req *req)
     QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
     req->posting = true;
     h3100_cq_post(s, cq);
-}
-
-/* ---- completion timing ------------------------------------------------- */
-
-void h3100_pending_drop(H3100State *s, H3100Req *req)
-{
-    if (req->pending) {
-        QTAILQ_REMOVE(&s->pending, req, pend);
-        req->pending = false;
-    }
-}
-
-static void h3100_cpl_timer_arm(H3100State *s)
-{
-    H3100Req *first = QTAILQ_FIRST(&s->pending);
-
-    if (first) {
-        timer_mod(s->cpl_timer, h3100_virt_ns(s, first->done_ns));
-    } else {
-        timer_del(s->cpl_timer);
-    }
-}
-
-void h3100_cpl_timer_cb(void *opaque)
-{
-    H3100State *s = opaque;
-    uint64_t now = h3100_now(s);
-    H3100Req *req;
-
-    while ((req = QTAILQ_FIRST(&s->pending)) && req->done_ns <= now) {
-        h3100_req_post_now(req);
-    }
-    h3100_cpl_timer_arm(s);
-}
-
-static void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
-{
-    H3100Req *it;
-
-    if (!s->timing || req->done_ns <= h3100_now(s)) {
-        h3100_req_post_now(req);
-        return;
-    }
-    /* ordered by done_ns; new requests usually go last */
-    QTAILQ_FOREACH_REVERSE(it, &s->pending, pend) {
-        if (it->done_ns <= req->done_ns) {
-            QTAILQ_INSERT_AFTER(&s->pending, it, req, pend);
-            break;
-        }
-    }
-    if (!it) {
-        QTAILQ_INSERT_HEAD(&s->pending, req, pend);
-    }
-    req->pending = true;
-    if (QTAILQ_FIRST(&s->pending) == req) {
-        h3100_cpl_timer_arm(s);
-    }
 }
 
 /*
@@ -803,8 +746,7 @@ void h3100_queues_reset(H3100State *s)
         s->vec[i].no_coalesce = false;
         s->vec[i].s = s;
         s->vec[i].idx = i;
-        timer_del(s->vec[i].timer);
+        h3100_timer_del(s->vec[i].timer);
     }
-    timer_del(s->cpl_timer);
-    timer_del(s->hold_timer);
+    h3100_due_reset(s);
 }

@@ -97,8 +97,7 @@ static void h3100_ctrl_start(H3100State *s)
     h3100_sq_init(s, s->sq[0], ldq_le_p(&s->bar.asq), 0, 0,
                   NVME_AQA_ASQS(aqa) + 1);
     s->idle_ticks = 0;
-    timer_mod(s->idle_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              H3100_IDLE_PERIOD_NS);
+    h3100_timer_mod_in(s->idle_timer, H3100_IDLE_PERIOD_NS);
 }
 
 /* CC written, EN not going 1 -> 0 (runs in the controller's context) */

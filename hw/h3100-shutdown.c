@@ -47,8 +47,7 @@ static void h3100_shutdown_timer_cb(void *opaque)
         return;
     }
     if (h3100_pstate_busy(s)) {
-        timer_mod(s->shutdown.timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                  H3100_SHUTDOWN_POLL_NS);
+        h3100_timer_mod_in(s->shutdown.timer, H3100_SHUTDOWN_POLL_NS);
         return;
     }
     s->shutdown.pending = false;

@@ -48,7 +48,7 @@ static void h3100_telemetry_write(H3100State *s, GString *line)
                     TYPE_DAPUSTOR_H3100, s->telemetry_path, strerror(errno));
         fclose(t->file);
         t->file = NULL;
-        timer_del(t->timer);
+        h3100_timer_del(t->timer);
     }
 }
 
@@ -83,8 +83,7 @@ static void h3100_telemetry_timer_cb(void *opaque)
 
     h3100_telemetry_row(s);
     if (s->tel.file) {
-        timer_mod(s->tel.timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                  s->tel.period_ns);
+        h3100_timer_mod_in(s->tel.timer, s->tel.period_ns);
     }
 }
 
@@ -134,7 +133,7 @@ void h3100_telemetry_start(H3100State *s)
     }
     h3100_health(s, &t->begin);
     t->timer = h3100_timer_new(s, h3100_telemetry_timer_cb, s);
-    timer_mod(t->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + t->period_ns);
+    h3100_timer_mod_in(t->timer, t->period_ns);
 }
 
 /* An I/O command's completion entry is being posted. */

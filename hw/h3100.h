@@ -96,6 +96,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
                   ## __VA_ARGS__)
 
 typedef struct H3100State H3100State;
+typedef struct H3100Timer H3100Timer;
 typedef struct H3100SQueue H3100SQueue;
 typedef struct H3100CQueue H3100CQueue;
 
@@ -185,7 +186,7 @@ typedef struct H3100Vector {
     uint16_t idx;
     bool no_coalesce;                 /* Interrupt Vector Configuration CD */
     uint32_t count;                   /* entries since the last interrupt */
-    QEMUTimer *timer;                 /* aggregation time */
+    H3100Timer *timer;                 /* aggregation time */
 } H3100Vector;
 
 typedef struct H3100Features {
@@ -209,7 +210,7 @@ typedef struct H3100SelfTest {
     uint32_t nsid;
     int64_t start_ns;                 /* model time */
     int64_t end_ns;
-    QEMUTimer *timer;
+    H3100Timer *timer;
     uint8_t results[20][28];          /* newest first */
     unsigned nresults;
 } H3100SelfTest;
@@ -217,7 +218,7 @@ typedef struct H3100SelfTest {
 /* telemetry=FILE: one JSON line per interval of virtual time */
 typedef struct H3100Telemetry {
     FILE *file;
-    QEMUTimer *timer;
+    H3100Timer *timer;
     int64_t period_ns;
     H3100Health begin;                /* at the interval's start */
     H3100LatHist *window;             /* completions of the interval */
@@ -236,7 +237,7 @@ typedef struct H3100Sanitize {
     bool wait_io;                     /* erase done, writes still out */
     int64_t start_ns;
     int64_t end_ns;
-    QEMUTimer *timer;
+    H3100Timer *timer;
 } H3100Sanitize;
 
 /* host and NAND bytes written at a point of model time */
@@ -334,14 +335,13 @@ struct H3100State {
     H3100CQueue **cq;
     H3100Vector *vec;
     uint32_t nvec;
-    QTAILQ_HEAD(, H3100Req) pending;
-    QEMUTimer *cpl_timer;
+    QTAILQ_HEAD(, H3100Req) pending;  /* I/O back, wait for done_ns */
+    H3100Timer *due_timer;            /* the next completion due */
     bool hold;                        /* virtual time waits for host I/O */
     int64_t hold_step;                /* last renewal, ns */
     int64_t hold_last_rt;             /* ... at this host time */
     QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
     unsigned io_inflight;             /* ... of them on I/O queues */
-    QEMUTimer *hold_timer;
     /* completed writes survive QEMU's death (h3100-durable.c) */
     BlockDriverState *durable_top;    /* the top node last looked at */
     bool durable_keeps;               /* ... keeps writes in QEMU's memory */
@@ -351,7 +351,7 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
     /* the shutdown notification (h3100-shutdown.c) */
     struct {
-        QEMUTimer *timer;             /* polls the clean checkpoint */
+        H3100Timer *timer;             /* polls the clean checkpoint */
         bool pending;                 /* CC.SHN seen, SHST not 10b yet */
         bool done;                    /* SHST 10b: power may go */
         bool flush_inflight;
@@ -365,7 +365,7 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) retry;    /* kept until the VM runs again */
     bool retry_scheduled;
     VMChangeStateEntry *vmstate_change;
-    QEMUTimer *idle_timer;
+    H3100Timer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
     uint64_t dbbuf_eis;
@@ -416,11 +416,17 @@ bool h3100_guard_enter(H3100State *s);
 void h3100_guard_leave(H3100State *s, bool was);
 
 /*
- * A virtual-clock timer in the device's context (main loop or IOThread);
- * its callback runs with the re-entrancy guard engaged.
+ * h3100-timer.c: a virtual-clock timer in the device's context (main
+ * loop or IOThread); its callback runs with the re-entrancy guard
+ * engaged, and it stays on its timer list while the callback re-arms it.
  */
-QEMUTimer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
-void h3100_timer_free(QEMUTimer **t);
+H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
+void h3100_timer_free(H3100Timer **t);
+void h3100_timer_mod(H3100Timer *t, int64_t ns);
+void h3100_timer_mod_in(H3100Timer *t, int64_t ns);
+void h3100_timer_del(H3100Timer *t);
+int64_t h3100_timer_expire_ns(H3100Timer *t);
+bool h3100_timer_pending(H3100Timer *t);
 
 /* h3100-telemetry.c */
 bool h3100_telemetry_init(H3100State *s, Error **errp);
@@ -446,8 +452,6 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
 void h3100_req_complete(H3100Req *req);
 void h3100_req_post_now(H3100Req *req);
-void h3100_pending_drop(H3100State *s, H3100Req *req);
-void h3100_cpl_timer_cb(void *opaque);
 void h3100_irq_timer_cb(void *opaque);
 void h3100_irq_bh(void *opaque);
 void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
@@ -491,7 +495,10 @@ BdrvRequestFlags h3100_durable_flags(H3100State *s);
 /* h3100-inflight.c */
 void h3100_inflight_add(H3100State *s, H3100Req *req);
 void h3100_inflight_remove(H3100State *s, H3100Req *req);
-void h3100_hold_timer_cb(void *opaque);
+void h3100_pending_drop(H3100State *s, H3100Req *req);
+void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
+void h3100_due_timer_cb(void *opaque);
+void h3100_due_reset(H3100State *s);
 
 /* h3100-dma.c: every guest address is checked to be RAM before use */
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
