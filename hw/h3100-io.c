@@ -227,6 +227,18 @@ void h3100_rw_cb(void *opaque, int ret)
 
 /* ---- read and write -------------------------------------------------- */
 
+/*
+ * A read fails where Write Uncorrectable marked the LBAs, or where the
+ * drive's LDPC could not decode the NAND (models/ecc.c: a worn drive,
+ * old data).
+ */
+static bool h3100_read_failed(H3100State *s, H3100Req *req,
+                              const H3100Result *r)
+{
+    return r->status == H3100_UNCORRECTABLE ||
+           h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes);
+}
+
 static uint16_t h3100_read(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_FROM_DEVICE);
@@ -239,7 +251,7 @@ static uint16_t h3100_read(H3100State *s, H3100Req *req)
                       req->offset, req->bytes, req->fua);
     r = h3100_model_io(s, H3100_OP_READ, req->offset, req->bytes, false, 0);
     req->done_ns = r.done_ns;
-    if (h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes)) {
+    if (h3100_read_failed(s, req, &r)) {
         s->media_errors++;
         return NVME_UNRECOVERED_READ;
     }
@@ -502,7 +514,7 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
     r = h3100_model_io(s, H3100_OP_COMPARE, req->offset, req->bytes,
                        false, 0);
     req->done_ns = r.done_ns;
-    if (h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes)) {
+    if (h3100_read_failed(s, req, &r)) {
         s->media_errors++;
         return NVME_UNRECOVERED_READ;
     }

@@ -254,8 +254,9 @@ static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
     h3100_u128(l + 16, h.nand_read_bytes);      /* physical media read */
     h3100_raw48(l + 32, bad, MIN(h.available_spare_pct, 100));
     h3100_raw48(l + 40, 0, 100);                /* bad system NAND blocks */
-    /* 48 XOR recovery, 56 uncorrectable reads, 64 soft ECC: */
+    /* 48 XOR recovery: none; 56 uncorrectable reads; 64 soft ECC */
     stq_le_p(l + 56, s->media_errors);
+    stq_le_p(l + 64, h.ecc_soft_decodes);
     /* 72 end-to-end detected, 76 corrected: 0 */
     l[80] = MIN(h.percentage_used, 100);        /* system data % used */
     /* 81 refresh counts (7 bytes): 0, the model does not refresh */

@@ -177,6 +177,40 @@ bool bb_erase_superblock(Ftl *f, uint32_t sb)
 }
 
 /*
+ * Superblock @sb's blocks have been erased @erases times more, in the
+ * past (a worn drive made at once): each block that those erases would
+ * have worn out, drawn from the integral of erase_fails()' chance, is
+ * replaced by a spare of its plane.  With none left the block stays: the
+ * superblock may hold data, which a retirement would lose.
+ */
+void bb_age_superblock(Ftl *f, uint32_t sb, uint32_t erases)
+{
+    BadBlocks *bb = &f->bb;
+    double rated = f->cfg->ftl.rated_pe;
+    double ppm = f->cfg->ftl.grown_bad_ppm / 1e6;
+
+    if (f->sb[sb].state == SB_RETIRED) {
+        return;
+    }
+    f->sb[sb].erase_count += erases;
+    for (uint32_t p = 0; p < bb->planes; p++) {
+        uint64_t i = blk_index(bb, p, f->sb_block[(size_t)sb * bb->planes + p]);
+        double e0 = bb->erase_count[i], e1 = e0 + erases;
+        double hazard = ppm * (e1 * e1 * e1 - e0 * e0 * e0) /
+                        (3.0 * rated * rated);
+
+        bb->erase_count[i] += erases;
+        bb->used_block_erases += erases;
+        if (rng_unit(&f->rng) >= -expm1(-hazard) || !bb->spares_left[p]) {
+            continue;
+        }
+        bb->grown_bad++;
+        unuse_block(bb, i, BB_BAD);
+        replace_block(f, sb, p);
+    }
+}
+
+/*
  * A block can only be replaced from its own plane, so the plane with the
  * fewest spares left decides; blocks a retired superblock hands back to
  * other planes do not make the drive healthier.

@@ -227,6 +227,7 @@ bool bb_init(Ftl *f, GError **errp);
 void bb_destroy(BadBlocks *bb);
 /* Erase @sb's blocks: count wear, replace blocks that fail. */
 bool bb_erase_superblock(Ftl *f, uint32_t sb);
+void bb_age_superblock(Ftl *f, uint32_t sb, uint32_t erases);
 uint32_t bb_available_spare_pct(const BadBlocks *bb);
 
 /* Memory the FTL holds, in bytes. */

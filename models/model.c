@@ -69,15 +69,57 @@ static void hook_unit_full(void *opaque, uint32_t stream, uint32_t sb,
     e->done = done;
 }
 
-/* Host reads may suspend a program; reclaim's reads wait their turn. */
+#define NS_PER_HOUR 3600000000000.0
+
+/* How old the data of superblock @sb is at @t. */
+static double data_age_hours(H3100Model *m, uint32_t sb, uint64_t t)
+{
+    uint64_t since = m->sb_erased_at[sb];
+
+    return m->cfg.rel.age_days * 24.0 +
+           (t > since ? (t - since) / NS_PER_HOUR : 0);
+}
+
+/*
+ * Read a page and decode it (models/ecc.c): each read retry senses the
+ * page again on its die, a soft decode senses it soft_reads more times.
+ * Host reads may suspend a program; reclaim's reads wait their turn.
+ */
 static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
                           uint32_t nslots, bool for_host)
 {
+    const H3100ReliabilityParams *r = &m->cfg.rel;
     FtlAddr a = ftl_addr(&m->ftl, ppn);
+    EccPage page = {
+        .page = ppn / m->ftl.spp, .ptype = a.ptype,
+        .erase_count = m->ftl.sb[a.sb].erase_count,
+        .age_hours = data_age_hours(m, a.sb, t), .codewords = nslots,
+    };
+    EccOutcome o;
+    uint64_t done;
 
+    ecc_decode(&m->cfg, m->cfg.seed, &page, m->reads++ ^ m->cfg.seed, &o);
     m->c.nand_read_bytes += m->cfg.geo.page_bytes;
-    return nand_read(&m->nand, t, a.die, a.plane, a.ptype, nslots,
-                     for_host) + m->cfg.ctrl.ecc_ns;
+    done = nand_read(&m->nand, t, a.die, a.plane, a.ptype, nslots,
+                     for_host) + o.hard_ns;
+    for (uint32_t i = 0; i < o.retries; i++) {
+        done = nand_read(&m->nand, done, a.die, a.plane, a.ptype, nslots,
+                         for_host) + o.hard_ns;
+    }
+    m->ecc.retries += o.retries > 0;
+    if (o.soft) {
+        for (uint32_t i = 0; i < r->soft_reads; i++) {
+            done = nand_read(&m->nand, done, a.die, a.plane, a.ptype, nslots,
+                             for_host);
+        }
+        done += r->soft_decode_ns;
+        m->ecc.soft_decodes++;
+    }
+    if (o.uncorrectable) {
+        m->host_unc += for_host;
+        m->ecc.reclaim_uncorrectable += !for_host;
+    }
+    return done;
 }
 
 static void observe(H3100Model *m, H3100ReclaimStep step, uint32_t sb,
@@ -346,9 +388,16 @@ static void prefetch(H3100Model *m, uint64_t t, uint64_t lpn, uint64_t n)
     uint32_t k = ra_observe(&m->ra, lpn, n, fetch);
 
     for (uint32_t i = 0; i < k; i++) {
+        uint32_t unc = m->host_unc;
         uint64_t ready = read_slots(m, t, fetch[i].start,
                                     fetch[i].end - fetch[i].start, false);
-        ra_filled(&m->ra, &fetch[i], ready);
+
+        /* what read-ahead cannot decode is not kept: the host's own
+         * read of it goes to the NAND and its full recovery */
+        if (m->host_unc == unc) {
+            ra_filled(&m->ra, &fetch[i], ready);
+        }
+        m->host_unc = unc;
     }
 }
 
@@ -363,12 +412,18 @@ static uint64_t post_completion(H3100Model *m, uint64_t t)
 }
 
 static uint64_t do_read(H3100Model *m, uint64_t now, const H3100Io *io,
-                        uint64_t lpn, uint64_t n)
+                        uint64_t lpn, uint64_t n, H3100Status *status)
 {
     const H3100CtrlTiming *c = &m->cfg.ctrl;
     uint64_t t = cmd_start(m, now, c->read_cmd_ns + n * c->read_slot_ns);
-    uint64_t ready = read_slots(m, t, lpn, n, true);
+    uint64_t ready;
 
+    m->host_unc = 0;
+    ready = read_slots(m, t, lpn, n, true);
+    if (m->host_unc) {
+        *status = H3100_UNCORRECTABLE;
+        m->ecc.host_uncorrectable++;
+    }
     prefetch(m, t, lpn, n);
     ready += c->read_fw_ns;
     if (io->op == H3100_OP_COMPARE) {
@@ -527,7 +582,7 @@ H3100Result h3100_model_submit(H3100Model *m, uint64_t now,
     switch (io->op) {
     case H3100_OP_READ:
     case H3100_OP_COMPARE:
-        r.done_ns = do_read(m, now, io, lpn, n);
+        r.done_ns = do_read(m, now, io, lpn, n, &r.status);
         break;
     case H3100_OP_WRITE:
         r.done_ns = do_write(m, now, io, lpn, n, &r.status);
@@ -705,6 +760,10 @@ void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)
     }
     h->core_busy_ns = m->cores.busy_ns;
     health_thermal(m, now, h);
+    h->ecc_retries = m->ecc.retries;
+    h->ecc_soft_decodes = m->ecc.soft_decodes;
+    h->ecc_host_uncorrectable = m->ecc.host_uncorrectable;
+    h->ecc_reclaim_uncorrectable = m->ecc.reclaim_uncorrectable;
     h->read_only = m->read_only;
     h->waf = f->stats.host_slots ? (double)programmed /
              (f->stats.host_slots * H3100_SLOT_BYTES) : 0.0;

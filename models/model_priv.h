@@ -6,6 +6,7 @@
 
 #include "h3100/model.h"
 #include "cores.h"
+#include "ecc.h"
 #include "ftl.h"
 #include "link.h"
 #include "nand.h"
@@ -54,6 +55,9 @@ struct H3100Model {
     uint64_t units_per_sb;
     UnitDone *units;
     ModelCounters c;
+    EccStats ecc;                     /* lifetime, saved */
+    uint32_t host_unc;                /* this command's uncorrectable pages */
+    uint64_t reads;                   /* page reads: each draws its errors */
     uint32_t power_keep_pct;          /* NAND share under the power cap */
     H3100ReclaimFn reclaim_fn;        /* tracing observer, may be NULL */
     void *reclaim_opaque;

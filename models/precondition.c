@@ -2,6 +2,7 @@
  * Precondition fast-forward: fill and overwrite the drive at FTL speed,
  * with no timing, so a benchmark can start from steady state.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,39 +30,86 @@ void h3100_progress_bar(void *label, uint64_t done, uint64_t total)
     fflush(stderr);
 }
 
-/* "rand:N" fills first, as SNIA's preconditioning does; "overwrite:N"
- * only adds random writes, to age a drive that already holds data. */
-static bool parse_rounds(const char *text, double *rounds)
+/*
+ * One step of a precondition: "rand:N" fills first, as SNIA's
+ * preconditioning does; "overwrite:N" only adds random writes, to age a
+ * drive that already holds data; "wear:PCT" adds the erases of PCT% of
+ * the rated P/E cycles to every block (6,300 cycles of writes would take
+ * days at FTL speed).  Steps join with '+': "wear:90+seq".
+ */
+typedef struct PreStep {
+    bool fill;
+    double rounds;
+    double wear_pct;
+} PreStep;
+
+#define PRE_WEAR_MAX_PCT 1000.0
+
+static bool parse_number(const char *text, double max, double *out)
 {
     char *end;
 
-    *rounds = g_ascii_strtod(text, &end);
-    return end != text && !*end && *rounds >= 0 && *rounds <= 1000;
+    *out = g_ascii_strtod(text, &end);
+    return end != text && !*end && *out >= 0 && *out <= max;
 }
 
-static bool parse_spec(const char *spec, bool *fill, double *rounds,
-                       GError **errp)
+static bool parse_step(const char *step, PreStep *p)
 {
-    *fill = false;
-    *rounds = 0;
-    if (!strcmp(spec, "none")) {
+    memset(p, 0, sizeof(*p));
+    if (!strcmp(step, "none")) {
         return true;
     }
-    if (!strcmp(spec, "seq")) {
-        *fill = true;
+    if (!strcmp(step, "seq")) {
+        p->fill = true;
         return true;
     }
-    if (!strncmp(spec, "rand:", 5) && parse_rounds(spec + 5, rounds)) {
-        *fill = true;
-        return true;
+    if (!strncmp(step, "rand:", 5)) {
+        p->fill = true;
+        return parse_number(step + 5, 1000, &p->rounds);
     }
-    if (!strncmp(spec, "overwrite:", 10) && parse_rounds(spec + 10, rounds)) {
-        return true;
+    if (!strncmp(step, "overwrite:", 10)) {
+        return parse_number(step + 10, 1000, &p->rounds);
     }
-    g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID,
-                "precondition '%s': expected none, seq, rand:N or "
-                "overwrite:N", spec);
+    if (!strncmp(step, "wear:", 5)) {
+        return parse_number(step + 5, PRE_WEAR_MAX_PCT, &p->wear_pct);
+    }
     return false;
+}
+
+static bool parse_spec(const char *spec, GArray *steps, GError **errp)
+{
+    g_auto(GStrv) parts = g_strsplit(spec, "+", 0);
+
+    for (unsigned i = 0; parts[i]; i++) {
+        PreStep p;
+
+        if (!parse_step(parts[i], &p)) {
+            g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID,
+                        "precondition '%s': expected none, seq, rand:N, "
+                        "overwrite:N or wear:PCT, joined by +", spec);
+            return false;
+        }
+        g_array_append_val(steps, p);
+    }
+    return true;
+}
+
+/* Every superblock worn to @pct% of the rated cycles, spread as wear
+ * levelling keeps it: within wl_threshold, and a tenth of the wear. */
+static void wear_blocks(H3100Model *m, double pct, uint64_t seed)
+{
+    const H3100FtlParams *fp = &m->cfg.ftl;
+    double target = pct / 100.0 * fp->rated_pe;
+    uint32_t spread = (uint32_t)MIN(fp->wl_threshold, target / 10);
+    Rng rng;
+
+    rng_seed(&rng, seed ^ 0x77656172ULL);
+    for (uint32_t sb = 0; sb < m->ftl.nsb; sb++) {
+        double e = target + (double)rng_below(&rng, spread + 1) -
+                   spread / 2.0;
+
+        bb_age_superblock(&m->ftl, sb, e > 0 ? (uint32_t)llround(e) : 0);
+    }
 }
 
 static bool write_slot(H3100Model *m, uint64_t lpn, GError **errp)
@@ -129,31 +177,38 @@ static bool overwrite_random(H3100Model *m, uint64_t count, uint64_t seed,
 
 bool h3100_precondition_valid(const char *spec, GError **errp)
 {
-    bool fill;
-    double rounds;
+    g_autoptr(GArray) steps = g_array_new(false, false, sizeof(PreStep));
 
-    return parse_spec(spec, &fill, &rounds, errp);
+    return parse_spec(spec, steps, errp);
 }
 
 bool h3100_model_precondition(H3100Model *m, const char *spec, uint64_t seed,
                               H3100Progress progress, void *opaque,
                               GError **errp)
 {
-    bool fill, timing = m->timing, ok = true;
-    double rounds;
+    g_autoptr(GArray) steps = g_array_new(false, false, sizeof(PreStep));
+    bool timing = m->timing, ok = true;
     uint64_t before = m->ftl.stats.host_slots;
     uint64_t written;
 
-    if (!parse_spec(spec, &fill, &rounds, errp)) {
+    if (!parse_spec(spec, steps, errp)) {
         return false;
     }
     h3100_model_set_timing(m, false);
-    if (fill) {
-        ok = fill_sequential(m, progress, opaque, errp);
-    }
-    if (ok && rounds > 0) {
-        ok = overwrite_random(m, (uint64_t)(rounds * m->ftl.user_slots),
-                              seed, progress, opaque, errp);
+    for (unsigned i = 0; ok && i < steps->len; i++) {
+        const PreStep *p = &g_array_index(steps, PreStep, i);
+
+        if (p->wear_pct > 0) {
+            wear_blocks(m, p->wear_pct, seed + i);
+        }
+        if (p->fill) {
+            ok = fill_sequential(m, progress, opaque, errp);
+        }
+        if (ok && p->rounds > 0) {
+            ok = overwrite_random(m, (uint64_t)(p->rounds *
+                                                m->ftl.user_slots),
+                                  seed + i, progress, opaque, errp);
+        }
     }
     h3100_model_set_timing(m, timing);
     /* the drive counts these as host writes, as a real one would */

@@ -23,14 +23,18 @@
  * word (reserved, zero, in version 1) holds H3100_STATE_DIRTY: the file
  * belongs to a drive that is running or did not stop cleanly.
  *
- * Version 3 (this one) adds, as the model's last section (before the
+ * Version 3 adds, as the model's last section (before the
  * front end's), the thermal lifetime counters: ThermalStats, 40 bytes
  * (time above the warning and critical temperatures, throttling
  * transitions and time).  The temperature itself is not saved: loading
  * is a power cycle, and the drive starts at its idle temperature.
  *
- * Versions 1 and 2 still load, with no extra state (version 1) and
- * thermal counters at zero.
+ * Version 4 (this one) adds after them the LDPC's lifetime counters:
+ * EccStats, 32 bytes (reads retried, soft decodes, uncorrectable host
+ * and reclaim reads).
+ *
+ * Versions 1 to 3 still load, with no extra state (version 1), thermal
+ * counters at zero (versions 1, 2) and LDPC counters at zero.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,7 +48,7 @@
 #include "state_format.h"
 
 #define STATE_MAGIC "H3100ST\n"
-#define STATE_VERSION 3u
+#define STATE_VERSION 4u
 #define STATE_VERSION_MIN 1u
 
 
@@ -163,6 +167,7 @@ static void save_payload(H3100Model *m, Stream *s)
         }
     }
     PUT(s, m->thermal.stats);
+    PUT(s, m->ecc);
 }
 
 bool h3100_model_save_with(H3100Model *m, const char *path,
@@ -420,12 +425,15 @@ static bool load_payload(H3100Model *m, Stream *s, GString *why)
            load_superblocks(&m->ftl, s, why) && load_map(&m->ftl, s, why);
 }
 
-/* Version 3's thermal counters. */
+/* Version 3's thermal counters, version 4's LDPC counters. */
 static bool load_thermal(H3100Model *m, Stream *s, uint32_t version,
                          GString *why)
 {
     if (version >= 3 && !GET(s, m->thermal.stats)) {
         return refuse(why, "truncated thermal counters");
+    }
+    if (version >= 4 && !GET(s, m->ecc)) {
+        return refuse(why, "truncated LDPC counters");
     }
     /* loading is a power cycle: the counters carry on, the drive starts
      * at its idle temperature with the configured thresholds */

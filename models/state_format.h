@@ -31,6 +31,7 @@ typedef struct StateHeader {
 
 _Static_assert(sizeof(StateHeader) == 112, "the header is part of the format");
 _Static_assert(sizeof(ThermalStats) == 40, "saved as is (version 3)");
+_Static_assert(sizeof(EccStats) == 32, "saved as is (version 4)");
 
 /* byte offsets and sizes in the file */
 #define STATE_HDR_VERSION       offsetof(StateHeader, version)
@@ -38,8 +39,10 @@ _Static_assert(sizeof(ThermalStats) == 40, "saved as is (version 3)");
 #define STATE_HDR_PAYLOAD       offsetof(StateHeader, payload_bytes)
 #define STATE_HDR_PAYLOAD_CRC   offsetof(StateHeader, payload_crc)
 #define STATE_HDR_BYTES         sizeof(StateHeader)
-/* version 3's thermal counters, then the extra state's length */
+/* version 3's thermal counters, version 4's LDPC counters, then the
+ * extra state's length */
 #define STATE_THERMAL_BYTES     sizeof(ThermalStats)
+#define STATE_ECC_BYTES         sizeof(EccStats)
 #define STATE_EXTRA_LEN_BYTES   sizeof(uint64_t)
 
 /*

@@ -565,6 +565,11 @@ void sim_print_result(FILE *out, const SimSpec *spec, const SimResult *res,
             PRIu64 "\n", h->erase_min, h->erase_avg, h->erase_max,
             h->percentage_used, h->available_spare_pct, h->ra_hits,
             h->suspends);
+    fprintf(out, "  ecc  : reads retried=%" PRIu64 " soft decodes=%" PRIu64
+            " uncorrectable host/reclaim=%" PRIu64 "/%" PRIu64 " grown bad "
+            "blocks=%" PRIu64 "\n", h->ecc_retries, h->ecc_soft_decodes,
+            h->ecc_host_uncorrectable, h->ecc_reclaim_uncorrectable,
+            h->grown_bad_blocks);
     fprintf(out, "  busy : dies %.1f%% cores %.1f%%\n", res->die_util * 100,
             res->core_util * 100);
     if (res->errors) {
@@ -616,6 +621,13 @@ void sim_print_result_json(FILE *out, const SimSpec *spec,
             "\"erase_max\": %u, \"percentage_used\": %u,\n",
             h->host_write_bytes, h->nand_write_bytes, h->free_superblocks,
             h->erase_avg, h->erase_max, h->percentage_used);
+    fprintf(out, "  \"ecc_retries\": %" PRIu64 ", \"ecc_soft_decodes\": %"
+            PRIu64 ", \"ecc_host_uncorrectable\": %" PRIu64 ", "
+            "\"ecc_reclaim_uncorrectable\": %" PRIu64 ", "
+            "\"grown_bad_blocks\": %" PRIu64 ", \"available_spare_pct\": %u,"
+            "\n", h->ecc_retries, h->ecc_soft_decodes,
+            h->ecc_host_uncorrectable, h->ecc_reclaim_uncorrectable,
+            h->grown_bad_blocks, h->available_spare_pct);
     fprintf(out, "  \"die_util\": %.4f, \"core_util\": %.4f,\n",
             res->die_util, res->core_util);
     fprintf(out, "  \"host_seconds\": %.3f, \"commands\": %" PRIu64 "\n}\n",

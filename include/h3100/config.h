@@ -115,6 +115,34 @@ typedef struct H3100ThermalParams {
     uint32_t throttle_heavy_pct;      /* NAND throughput kept, heavy */
 } H3100ThermalParams;
 
+/*
+ * NAND reliability and the controller's error correction (models/ecc.c):
+ * the raw bit error rate of a page grows with its block's P/E cycles and
+ * with the age of its data; the LDPC decoder corrects it with a hard
+ * decode, then read retries at shifted read voltages, then a soft decode,
+ * else the read is uncorrectable.  Rates in parts per 10^9, factors in
+ * thousandths.
+ */
+typedef struct H3100ReliabilityParams {
+    uint32_t rber_fresh_ppb;          /* a new block, data just written */
+    uint32_t rber_rated_ppb;          /* ... added at the rated P/E cycles */
+    uint32_t rber_wear_milli;         /* steepness of the growth with wear */
+    uint32_t retention_milli;         /* data age's share, new block */
+    uint32_t retention_wear_milli;    /* ... added at the rated P/E */
+    uint32_t retention_tau_hours;     /* age scale of the retention loss */
+    uint32_t page_sigma_milli;        /* page-to-page spread (lognormal) */
+    uint32_t ptype_milli[H3100_PAGE_TYPES];  /* LSB, CSB, MSB */
+    uint32_t codeword_bits;           /* one 4 KiB codeword with parity */
+    uint32_t hard_limit_bits;         /* errors a hard decode corrects */
+    uint32_t soft_limit_bits;         /* ... a soft decode corrects */
+    uint32_t ecc_slow_pct;            /* hard decode time added at its limit */
+    uint32_t read_retries;            /* re-reads at shifted voltages */
+    uint32_t retry_keep_milli;        /* retention errors left per retry */
+    uint32_t soft_reads;              /* extra senses for soft information */
+    uint32_t soft_decode_ns;
+    uint32_t age_days;                /* data age when the run starts */
+} H3100ReliabilityParams;
+
 typedef struct H3100Config {
     char profile[32];
     H3100Family family;
@@ -130,6 +158,7 @@ typedef struct H3100Config {
     H3100CacheParams cache;
     H3100FtlParams ftl;
     H3100ThermalParams thermal;
+    H3100ReliabilityParams rel;
     uint64_t seed;
 } H3100Config;
 

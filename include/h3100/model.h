@@ -39,6 +39,7 @@ typedef enum H3100Status {
     H3100_OK = 0,
     H3100_READ_ONLY,                  /* out of spare blocks: writes fail */
     H3100_OUT_OF_RANGE,
+    H3100_UNCORRECTABLE,              /* a read the LDPC could not decode */
 } H3100Status;
 
 typedef struct H3100Result {
@@ -97,6 +98,12 @@ typedef struct H3100Health {
     uint32_t tmt2_transitions;
     uint64_t tmt1_ns;
     uint64_t tmt2_ns;
+    /* LDPC, lifetime: page reads retried at shifted voltages, soft
+     * decodes, reads that failed (host reads; reclaim's) */
+    uint64_t ecc_retries;
+    uint64_t ecc_soft_decodes;
+    uint64_t ecc_host_uncorrectable;
+    uint64_t ecc_reclaim_uncorrectable;
     bool read_only;
     double waf;                       /* nand writes / host writes */
 } H3100Health;

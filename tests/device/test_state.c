@@ -25,6 +25,7 @@
 #define SMART_POWER_CYCLES  112
 #define SMART_POH           128
 #define SMART_UNSAFE        144
+#define SMART_MEDIA         160
 #define SMART_ERRORS        176
 
 static char *state_file(const char *name)
@@ -85,6 +86,62 @@ static void sim_save(const char *path, H3100Health *h)
     h3100_model_health(m, 0, h);
     h3100_model_free(m);
 }
+
+/*
+ * A drive past its rated life, its data 90 days old (h3100-sim
+ * --precondition wear:140+seq --save FILE, model-params age_days=90):
+ * some reads are Unrecovered Read Errors, counted as media errors in
+ * SMART and OCP C0h, with soft decodes; the same drive fresh reads clean.
+ */
+static unsigned read_errors(const char *pre, uint8_t *smart_log,
+                            uint8_t *ocp_log)
+{
+    g_autofree char *path = state_file("aged.h3s");
+    g_autofree char *opts = g_strdup_printf(",state=%s", path);
+    g_autofree uint8_t *data = g_malloc(16384);
+    H3100Model *m = st_model();
+    GError *err = NULL;
+    unsigned failed = 0;
+    uint16_t st;
+    Dev *d;
+
+    ck_assert(h3100_model_precondition(m, pre, 1, NULL, NULL, &err));
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    h3100_model_free(m);
+    d = dev_launch(ST_PARAMS ",age_days=90", opts, "");
+    st_enable(d);
+    for (unsigned i = 0; i < 512; i++) {
+        st = nh_read(d->h, d->q, i * 32ull, data, 16384);
+        ck_assert_msg(st == 0 || st == NVME_SC_UNRECOVERED_READ,
+                      "read %u: status 0x%x", i, st);
+        failed += st != 0;
+    }
+    smart(d, smart_log);
+    ck_status(nh_get_log(d->h, 0xc0, 0xffffffff, ocp_log, 512, 0), 0,
+              "OCP C0h");
+    dev_close(d);
+    unlink(path);
+    return failed;
+}
+
+START_TEST(test_worn_drive_read_errors)
+{
+    uint8_t log[512], ocp[512];
+    unsigned failed = read_errors("seq", log, ocp);
+
+    ck_assert_uint_eq(failed, 0);
+    ck_assert_uint_eq(le64_at(log, SMART_MEDIA), 0);
+    failed = read_errors("wear:140+seq", log, ocp);
+    ck_assert_msg(failed > 0 && failed < 512, "%u of 512 reads failed",
+                  failed);
+    ck_assert_uint_eq(le64_at(log, SMART_MEDIA), failed);
+    ck_assert_uint_ge(le64_at(log, SMART_ERRORS), failed);
+    ck_assert_uint_ge(log[SMART_PCT_USED], 130);
+    ck_assert_uint_eq(le64_at(ocp, 56), failed);
+    ck_assert_uint_gt(le64_at(ocp, 64), failed);   /* soft decodes */
+}
+END_TEST
 
 START_TEST(test_survives_restart)
 {
@@ -525,6 +582,7 @@ int main(void)
 
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_survives_restart);
+    tcase_add_test(tc, test_worn_drive_read_errors);
     tcase_add_test(tc, test_recent_waf_survives_restart);
     tcase_add_test(tc, test_sim_file_loads);
     tcase_add_test(tc, test_dirty_counts_unsafe);

@@ -192,9 +192,12 @@ int main(int argc, char **argv)
     write_at(m, 3, 77, 300);
     save(m, "sanitized.state", NULL, 0, 0);
 
-    save_older("streams.state", "streams-v2.state", 2, STATE_THERMAL_BYTES,
+    save_older("streams.state", "streams-v3.state", 3, STATE_ECC_BYTES,
                STATE_EXTRA_LEN_BYTES);
+    save_older("streams.state", "streams-v2.state", 2,
+               STATE_THERMAL_BYTES + STATE_ECC_BYTES, STATE_EXTRA_LEN_BYTES);
     save_older("streams.state", "streams-v1.state", 1,
-               STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES, 0);
+               STATE_THERMAL_BYTES + STATE_ECC_BYTES + STATE_EXTRA_LEN_BYTES,
+               0);
     return 0;
 }

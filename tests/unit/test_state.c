@@ -238,7 +238,7 @@ END_TEST
 
 
 /*
- * Make the version 3 file in @buf (no extra state) an older one: drop
+ * Make the version 4 file in @buf (no extra state) an older one: drop
  * @cut bytes just before its last @keep, then mend the header.
  */
 static void downgrade(uint8_t *buf, gsize *len, uint32_t version,
@@ -297,31 +297,42 @@ START_TEST(test_version1_loads)
     g_autofree char *path = tmp_path("v1");
     g_autofree uint8_t *buf = NULL, *copy = NULL;
     H3100Config cfg;
-    H3100Model *m = hot_model(&cfg);
+    H3100Model *m = hot_model(&cfg), *v3;
     uint32_t v;
     gsize len, len2;
 
     ck_assert(h3100_model_save(m, path, NULL));
     ck_assert(g_file_get_contents(path, (char **)&buf, &len, NULL));
-    ck_assert_uint_gt(len, STATE_HDR_BYTES + STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES);
+    ck_assert_uint_gt(len, STATE_HDR_BYTES + STATE_THERMAL_BYTES +
+                      STATE_ECC_BYTES + STATE_EXTRA_LEN_BYTES);
     memcpy(&v, buf + STATE_HDR_VERSION, 4);
-    ck_assert_uint_eq(v, 3);
+    ck_assert_uint_eq(v, 4);
     copy = g_malloc(len);
+
+    /* less the LDPC counters, a version 4 file is version 3 */
     memcpy(copy, buf, len);
     len2 = len;
-
-    /* less the thermal counters, a version 3 file is version 2 */
-    downgrade(copy, &len2, 2, STATE_THERMAL_BYTES, STATE_EXTRA_LEN_BYTES);
+    downgrade(copy, &len2, 3, STATE_ECC_BYTES, STATE_EXTRA_LEN_BYTES);
+    ck_assert(g_file_set_contents(path, (const char *)copy, len2, NULL));
+    v3 = h3100_model_load(&cfg, path, NULL);
+    ck_assert_msg(v3, "a version 3 file loads");
+    h3100_model_free(v3);
+    /* less the thermal counters too, version 2 */
+    memcpy(copy, buf, len);
+    len2 = len;
+    downgrade(copy, &len2, 2, STATE_THERMAL_BYTES + STATE_ECC_BYTES,
+              STATE_EXTRA_LEN_BYTES);
     load_older(&cfg, path, copy, len2, m);
     /* and less the extra state's length too, version 1 */
-    downgrade(buf, &len, 1, STATE_THERMAL_BYTES + STATE_EXTRA_LEN_BYTES, 0);
+    downgrade(buf, &len, 1, STATE_THERMAL_BYTES + STATE_ECC_BYTES +
+              STATE_EXTRA_LEN_BYTES, 0);
     load_older(&cfg, path, buf, len, m);
 
     /* a later version is refused, naming it */
-    v = 4;
+    v = 5;
     memcpy(buf + STATE_HDR_VERSION, &v, 4);
     ck_assert(g_file_set_contents(path, (char *)buf, len, NULL));
-    expect_refused(&cfg, path, "version 4");
+    expect_refused(&cfg, path, "version 5");
     h3100_model_free(m);
     unlink(path);
 }

@@ -1,0 +1,49 @@
+/*
+ * The NAND's bit errors and the controller's LDPC (models/ecc.c).
+ */
+#ifndef H3100_ECC_H
+#define H3100_ECC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "h3100/config.h"
+
+/* What decoding one page read took. */
+typedef struct EccOutcome {
+    uint32_t retries;                 /* re-reads at shifted voltages */
+    bool soft;                        /* ... then a soft decode */
+    bool uncorrectable;               /* ... which failed too */
+    uint64_t hard_ns;                 /* time of each hard decode */
+} EccOutcome;
+
+/* Lifetime counters (saved with the drive's state). */
+typedef struct EccStats {
+    uint64_t retries;                 /* page reads retried */
+    uint64_t soft_decodes;
+    uint64_t host_uncorrectable;      /* host reads that failed */
+    uint64_t reclaim_uncorrectable;   /* reclaim reads that failed */
+} EccStats;
+
+/* The page being read: its place, its block's wear, its data's age. */
+typedef struct EccPage {
+    uint64_t page;                    /* physical page number */
+    uint32_t ptype;                   /* LSB, CSB, MSB */
+    uint32_t erase_count;
+    double age_hours;
+    uint32_t codewords;               /* 4 KiB codewords the read needs */
+} EccPage;
+
+/*
+ * Errors expected in one codeword of @p: those of the cells' wear
+ * (*wear_errors) and, added, those of retention (charge lost since the
+ * program, which read retries at shifted voltages recover).
+ */
+double ecc_expected_errors(const H3100Config *cfg, uint64_t seed,
+                           const EccPage *p, double *wear_errors);
+
+/* Decode a read of @p; @draw makes this read's errors (any 64 bits). */
+void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
+                uint64_t draw, EccOutcome *out);
+
+#endif
