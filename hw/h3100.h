@@ -186,7 +186,7 @@ typedef struct H3100Vector {
     uint16_t idx;
     bool no_coalesce;                 /* Interrupt Vector Configuration CD */
     uint32_t count;                   /* entries since the last interrupt */
-    H3100Timer *timer;                 /* aggregation time */
+    H3100Timer *timer;                /* aggregation time */
 } H3100Vector;
 
 typedef struct H3100Features {
@@ -351,7 +351,7 @@ struct H3100State {
     QTAILQ_HEAD(, H3100Req) durable_batch; /* ... for the one running */
     /* the shutdown notification (h3100-shutdown.c) */
     struct {
-        H3100Timer *timer;             /* polls the clean checkpoint */
+        H3100Timer *timer;            /* polls the clean checkpoint */
         bool pending;                 /* CC.SHN seen, SHST not 10b yet */
         bool done;                    /* SHST 10b: power may go */
         bool flush_inflight;

@@ -100,9 +100,8 @@ static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
 
     ecc_decode(&m->cfg, m->cfg.seed, &page, m->reads++ ^ m->cfg.seed, &o);
     m->c.nand_read_bytes += m->cfg.geo.page_bytes;
-    done = nand_read(&m->nand, t, a.die, a.plane, a.ptype, nslots,
-                     for_host) + o.hard_ns;
-    for (uint32_t i = 0; i < o.retries; i++) {
+    done = t;
+    for (uint32_t i = 0; i <= o.retries; i++) {
         done = nand_read(&m->nand, done, a.die, a.plane, a.ptype, nslots,
                          for_host) + o.hard_ns;
     }
