@@ -97,7 +97,8 @@ void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
     double wear, lam = ecc_expected_errors(cfg, seed, p, &wear);
     double keep = r->retry_keep_milli / 1000.0;
     /* the worst of n codewords: the max of n uniforms is U^(1/n) */
-    double u = pow(unit_of(draw), 1.0 / (p->codewords ? p->codewords : 1));
+    double u = pow(unit_of(ecc_hash(seed, draw, 3)),
+                   1.0 / (p->codewords ? p->codewords : 1));
 
     out->retries = 0;
     out->soft = false;
