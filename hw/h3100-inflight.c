@@ -42,7 +42,8 @@
  * follow each other within H3100_HOLD_BURST_NS of host time (one
  * clock_step) go twice as far each time, log2(N) passes.  Under -icount
  * every renewal is 1 ns, and in the main context the vCPU waits instead
- * (h3100_hold_waits_here): the host's time stays out of virtual time.
+ * (h3100_vcpu_waits_for_device): the host's time stays out of virtual
+ * time.
  * Under plain TCG virtual time is host time: no hold.
  *
  * s->due_timer is an H3100Timer: on its timer list throughout its
@@ -80,7 +81,7 @@ static uint64_t h3100_first_io_due(H3100State *s)
  * come are back from the block layer; then no host time reaches virtual
  * time.
  */
-static bool h3100_hold_waits_here(H3100State *s)
+bool h3100_vcpu_waits_for_device(H3100State *s)
 {
     return icount_enabled() && !qtest_enabled() &&
            s->ctx == qemu_get_aio_context();
@@ -122,7 +123,7 @@ void h3100_due_timer_cb(void *opaque)
     H3100Req *req;
     uint64_t now;
 
-    if (s->hold && h3100_hold_waits_here(s) &&
+    if (s->hold && h3100_vcpu_waits_for_device(s) &&
         h3100_first_io_due(s) <= h3100_now(s)) {
         AIO_WAIT_WHILE(s->ctx, h3100_first_io_due(s) <= h3100_now(s));
     }

@@ -550,12 +550,18 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
     if (!sq->db_addr) {
         sq->tail = tail;
     }
-    if (!h3100_in_main_ctx(s)) {
+    if (!h3100_in_main_ctx(s) || h3100_vcpu_waits_for_device(s)) {
         /*
-         * In the IOThread, on the vCPU's behalf (h3100_run_in_ctx): fetch
-         * now, so the commands are under way when the write returns, as
-         * in the main loop, and not at whatever time the IOThread gets to
-         * a bottom half (qtest would step virtual time past them).
+         * Fetch now, so the commands are under way when the write
+         * returns.  In the IOThread (on the vCPU's behalf,
+         * h3100_run_in_ctx), not at whatever time the IOThread gets to a
+         * bottom half: qtest would step virtual time past them.  Under
+         * -icount in the main loop, not when the main loop thread wakes
+         * up: the vCPU would spin on meanwhile and turn that host time
+         * into virtual time, microseconds per command that a
+         * drive with timing=off would show as its latency.  The memory
+         * core's re-entrancy guard is engaged for this MMIO write, as it
+         * is for the bottom half.
          */
         h3100_sq_bh(sq);
         return;

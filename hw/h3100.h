@@ -497,6 +497,7 @@ void h3100_inflight_add(H3100State *s, H3100Req *req);
 void h3100_inflight_remove(H3100State *s, H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
 void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
+bool h3100_vcpu_waits_for_device(H3100State *s);
 void h3100_due_timer_cb(void *opaque);
 void h3100_due_reset(H3100State *s);
 
