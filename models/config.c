@@ -311,7 +311,7 @@ static const Field fields[] = {
     F32("hard_limit_bits", rel.hard_limit_bits, 0, 100000),
     F32("soft_limit_bits", rel.soft_limit_bits, 0, 100000),
     F32("ecc_slow_pct", rel.ecc_slow_pct, 0, 10000),
-    F32("read_retries", rel.read_retries, 0, 32),
+    F32("read_retries", rel.read_retries, 0, H3100_READ_RETRIES_MAX),
     F32("retry_keep_milli", rel.retry_keep_milli, 0, 1000),
     F32("soft_reads", rel.soft_reads, 0, 8),
     F32("soft_decode_ns", rel.soft_decode_ns, 0, 10000000),

@@ -104,7 +104,7 @@ void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
     out->soft = false;
     out->uncorrectable = false;
     for (;;) {
-        out->hard_ns = hard_decode_ns(cfg, lam);
+        out->hard_ns[out->retries] = hard_decode_ns(cfg, lam);
         if (u <= poisson_cdf(r->hard_limit_bits, lam)) {
             return;
         }

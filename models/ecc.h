@@ -14,7 +14,8 @@ typedef struct EccOutcome {
     uint32_t retries;                 /* re-reads at shifted voltages */
     bool soft;                        /* ... then a soft decode */
     bool uncorrectable;               /* ... which failed too */
-    uint64_t hard_ns;                 /* time of each hard decode */
+    /* each attempt's hard decode: slower while errors are many */
+    uint64_t hard_ns[H3100_READ_RETRIES_MAX + 1];
 } EccOutcome;
 
 /* Lifetime counters (saved with the drive's state). */

@@ -103,7 +103,7 @@ static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
     done = t;
     for (uint32_t i = 0; i <= o.retries; i++) {
         done = nand_read(&m->nand, done, a.die, a.plane, a.ptype, nslots,
-                         for_host) + o.hard_ns;
+                         for_host) + o.hard_ns[i];
     }
     m->ecc.retries += o.retries > 0;
     if (o.soft) {

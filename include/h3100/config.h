@@ -143,6 +143,9 @@ typedef struct H3100ReliabilityParams {
     uint32_t age_days;                /* data age when the run starts */
 } H3100ReliabilityParams;
 
+/* the most read_retries may be */
+#define H3100_READ_RETRIES_MAX 32
+
 typedef struct H3100Config {
     char profile[32];
     H3100Family family;

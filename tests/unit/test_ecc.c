@@ -8,6 +8,7 @@
 
 #include "h3100_test.h"
 #include "h3100/lathist.h"
+#include "ecc.h"
 
 #define READS 20000u
 
@@ -73,6 +74,35 @@ START_TEST(test_read_tail_grows_with_wear)
     /* within the rated life nothing is lost */
     ck_assert_uint_eq(old.uncorrectable, 0);
     ck_assert(old.h.percentage_used >= 88 && old.h.percentage_used <= 90);
+}
+END_TEST
+
+/*
+ * A read retried at shifted voltages: its first decode met the most
+ * errors and took the longest; each retry's decode is at most as long.
+ */
+START_TEST(test_retried_decode_slows_first)
+{
+    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    EccPage page = {
+        .page = 7, .ptype = 2, .erase_count = cfg.ftl.rated_pe,
+        .age_hours = 90 * 24, .codewords = 4,
+    };
+    EccOutcome o = { 0 };
+    uint64_t draw;
+
+    for (draw = 0; draw < 100000 && !o.retries; draw++) {
+        ecc_decode(&cfg, cfg.seed, &page, draw, &o);
+    }
+    ck_assert_msg(o.retries, "no retried read in %" PRIu64 " draws", draw);
+    printf("retried read: %u retries, decodes %" PRIu64 " .. %" PRIu64
+           " ns\n", o.retries, o.hard_ns[0], o.hard_ns[o.retries]);
+    ck_assert_uint_gt(o.hard_ns[0], o.hard_ns[o.retries]);
+    ck_assert_uint_gt(o.hard_ns[0], cfg.ctrl.ecc_ns);
+    for (uint32_t i = 1; i <= o.retries; i++) {
+        ck_assert_uint_le(o.hard_ns[i], o.hard_ns[i - 1]);
+        ck_assert_uint_ge(o.hard_ns[i], cfg.ctrl.ecc_ns);
+    }
 }
 END_TEST
 
@@ -158,6 +188,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_read_tail_grows_with_wear);
     tcase_add_test(tc, test_same_seed_same_reads);
+    tcase_add_test(tc, test_retried_decode_slows_first);
     tcase_add_test(tc, test_uncorrectable_past_the_limit);
     tcase_add_test(tc, test_wear_precondition_and_state);
     suite_add_tcase(s, tc);
