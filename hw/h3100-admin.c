@@ -272,80 +272,88 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static bool h3100_allowed_in_sanitize(uint8_t opcode)
-{
-    switch (opcode) {
-    case NVME_ADM_CMD_DELETE_SQ:
-    case NVME_ADM_CMD_CREATE_SQ:
-    case NVME_ADM_CMD_GET_LOG_PAGE:
-    case NVME_ADM_CMD_DELETE_CQ:
-    case NVME_ADM_CMD_CREATE_CQ:
-    case NVME_ADM_CMD_IDENTIFY:
-    case NVME_ADM_CMD_ABORT:
-    case NVME_ADM_CMD_SET_FEATURES:
-    case NVME_ADM_CMD_GET_FEATURES:
-    case NVME_ADM_CMD_ASYNC_EV_REQ:
-    case H3100_ADM_CMD_SANITIZE:
-        return true;
-    default:
-        return false;
-    }
-}
+#define H3100_ERASES  (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC | \
+                       NVME_CMD_EFF_NCC | NVME_CMD_EFF_NIC | \
+                       (2 << 16))      /* CSE: no command to any namespace */
 
-static uint16_t h3100_admin_dispatch(H3100State *s, H3100Req *req)
+/*
+ * The admin command set: dispatch, the Commands Supported and Effects
+ * log (h3100-log.c), the sanitize gate and the trace names read it.
+ */
+const H3100Cmd h3100_admin_cmds[256] = {
+    [NVME_ADM_CMD_DELETE_SQ] = {
+        h3100_delete_sq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "delete-sq" },
+    [NVME_ADM_CMD_CREATE_SQ] = {
+        h3100_create_sq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "create-sq" },
+    [NVME_ADM_CMD_GET_LOG_PAGE] = {
+        h3100_get_log, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "get-log-page" },
+    [NVME_ADM_CMD_DELETE_CQ] = {
+        h3100_delete_cq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "delete-cq" },
+    [NVME_ADM_CMD_CREATE_CQ] = {
+        h3100_create_cq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "create-cq" },
+    [NVME_ADM_CMD_IDENTIFY] = {
+        h3100_identify, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "identify" },
+    [NVME_ADM_CMD_ABORT] = {
+        h3100_abort, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE, "abort" },
+    [NVME_ADM_CMD_SET_FEATURES] = {
+        h3100_set_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "set-features" },
+    [NVME_ADM_CMD_GET_FEATURES] = {
+        h3100_get_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
+        "get-features" },
+    /* answered when an event comes, not after the firmware's time */
+    [NVME_ADM_CMD_ASYNC_EV_REQ] = {
+        h3100_aer, NVME_CMD_EFF_CSUPP,
+        H3100_CMD_IN_SANITIZE | H3100_CMD_UNTIMED, "async-event" },
+    [NVME_ADM_CMD_ACTIVATE_FW] = {
+        h3100_fw_commit, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC, 0,
+        "firmware-commit" },
+    [NVME_ADM_CMD_DOWNLOAD_FW] = {
+        h3100_fw_download, NVME_CMD_EFF_CSUPP, 0, "firmware-download" },
+    [H3100_ADM_CMD_SELF_TEST] = {
+        h3100_self_test, NVME_CMD_EFF_CSUPP, 0, "device-self-test" },
+    [NVME_ADM_CMD_DBBUF_CONFIG] = {
+        h3100_dbbuf_config, NVME_CMD_EFF_CSUPP, 0, "doorbell-buffer-config" },
+    [NVME_ADM_CMD_FORMAT_NVM] = {
+        h3100_format, H3100_ERASES, 0, "format-nvm" },
+    [H3100_ADM_CMD_SANITIZE] = {
+        h3100_sanitize, H3100_ERASES, H3100_CMD_IN_SANITIZE, "sanitize" },
+};
+
+const char *h3100_cmd_name(bool admin, uint8_t opcode)
 {
-    switch (req->cmd.opcode) {
-    case NVME_ADM_CMD_DELETE_SQ:
-        return h3100_delete_sq(s, req);
-    case NVME_ADM_CMD_CREATE_SQ:
-        return h3100_create_sq(s, req);
-    case NVME_ADM_CMD_GET_LOG_PAGE:
-        return h3100_get_log(s, req);
-    case NVME_ADM_CMD_DELETE_CQ:
-        return h3100_delete_cq(s, req);
-    case NVME_ADM_CMD_CREATE_CQ:
-        return h3100_create_cq(s, req);
-    case NVME_ADM_CMD_IDENTIFY:
-        return h3100_identify(s, req);
-    case NVME_ADM_CMD_ABORT:
-        return h3100_abort(s, req);
-    case NVME_ADM_CMD_SET_FEATURES:
-        return h3100_set_features(s, req);
-    case NVME_ADM_CMD_GET_FEATURES:
-        return h3100_get_features(s, req);
-    case NVME_ADM_CMD_ACTIVATE_FW:
-        return h3100_fw_commit(s, req);
-    case NVME_ADM_CMD_DOWNLOAD_FW:
-        return h3100_fw_download(s, req);
-    case H3100_ADM_CMD_SELF_TEST:
-        return h3100_self_test(s, req);
-    case NVME_ADM_CMD_DBBUF_CONFIG:
-        return h3100_dbbuf_config(s, req);
-    case NVME_ADM_CMD_FORMAT_NVM:
-        return h3100_format(s, req);
-    case H3100_ADM_CMD_SANITIZE:
-        return h3100_sanitize(s, req);
-    default:
-        trace_h3100_err_opcode(0, req->cmd.opcode);
-        return NVME_INVALID_OPCODE | NVME_DNR;
-    }
+    const H3100Cmd *c = admin ? &h3100_admin_cmds[opcode] :
+                                &h3100_io_cmds[opcode];
+
+    return c->name ? c->name : "unsupported";
 }
 
 uint16_t h3100_admin_cmd(H3100State *s, H3100Req *req)
 {
-    uint8_t op = req->cmd.opcode;
+    const H3100Cmd *c = &h3100_admin_cmds[req->cmd.opcode];
     H3100Result r;
 
     if (NVME_CMD_FLAGS_FUSE(req->cmd.flags)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    if (op == NVME_ADM_CMD_ASYNC_EV_REQ) {
-        return h3100_aer(s, req);
+    if (c->flags & H3100_CMD_UNTIMED) {
+        return c->fn(s, req);
     }
+    /* the firmware looks at every command, one it does not know too */
     r = h3100_model_io(s, H3100_OP_ADMIN, 0, 0, false, 0);
     req->done_ns = r.done_ns;
-    if (s->san.active && !h3100_allowed_in_sanitize(op)) {
+    if (!c->fn) {
+        trace_h3100_err_opcode(0, req->cmd.opcode);
+        return NVME_INVALID_OPCODE | NVME_DNR;
+    }
+    if (s->san.active && !(c->flags & H3100_CMD_IN_SANITIZE)) {
         return H3100_SC_SANITIZE_IN_PROGRESS | NVME_DNR;
     }
-    return h3100_admin_dispatch(s, req);
+    return c->fn(s, req);
 }

@@ -528,19 +528,42 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
 
 /* ---- dispatch --------------------------------------------------------- */
 
-static uint16_t h3100_io_check(H3100State *s, H3100Req *req)
+/*
+ * The NVM command set: dispatch, the Commands Supported and Effects log
+ * (h3100-log.c), the sanitize gate and the trace names read it.
+ */
+const H3100Cmd h3100_io_cmds[256] = {
+    [NVME_CMD_FLUSH] = {
+        h3100_flush, NVME_CMD_EFF_CSUPP,
+        H3100_CMD_IN_SANITIZE | H3100_CMD_NSID_ALL, "flush" },
+    [NVME_CMD_WRITE] = {
+        h3100_write, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0, "write" },
+    [NVME_CMD_READ] = { h3100_read, NVME_CMD_EFF_CSUPP, 0, "read" },
+    [NVME_CMD_WRITE_UNCOR] = {
+        h3100_write_uncor, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
+        "write-uncorrectable" },
+    [NVME_CMD_COMPARE] = { h3100_compare, NVME_CMD_EFF_CSUPP, 0, "compare" },
+    [NVME_CMD_WRITE_ZEROES] = {
+        h3100_write_zeroes, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
+        "write-zeroes" },
+    [NVME_CMD_DSM] = {
+        h3100_dsm, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
+        "dataset-management" },
+};
+
+static uint16_t h3100_io_check(H3100State *s, H3100Req *req,
+                               const H3100Cmd *c)
 {
     uint32_t nsid = le32_to_cpu(req->cmd.nsid);
-    uint8_t op = req->cmd.opcode;
 
     if (NVME_CMD_FLAGS_FUSE(req->cmd.flags)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     if (nsid != H3100_NSID &&
-        !(op == NVME_CMD_FLUSH && nsid == NVME_NSID_BROADCAST)) {
+        !((c->flags & H3100_CMD_NSID_ALL) && nsid == NVME_NSID_BROADCAST)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
-    if (s->san.active && op != NVME_CMD_FLUSH) {
+    if (s->san.active && !(c->flags & H3100_CMD_IN_SANITIZE)) {
         return H3100_SC_SANITIZE_IN_PROGRESS | NVME_DNR;
     }
     if (s->format_busy) {
@@ -551,41 +574,18 @@ static uint16_t h3100_io_check(H3100State *s, H3100Req *req)
 
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req)
 {
+    const H3100Cmd *c = &h3100_io_cmds[req->cmd.opcode];
     uint16_t status;
 
     req->offset = 0;
     req->bytes = 0;
-    switch (req->cmd.opcode) {
-    case NVME_CMD_FLUSH:
-    case NVME_CMD_WRITE:
-    case NVME_CMD_READ:
-    case NVME_CMD_WRITE_UNCOR:
-    case NVME_CMD_COMPARE:
-    case NVME_CMD_WRITE_ZEROES:
-    case NVME_CMD_DSM:
-        break;
-    default:
+    if (!c->fn) {
         trace_h3100_err_opcode(req->sq->sqid, req->cmd.opcode);
         return NVME_INVALID_OPCODE | NVME_DNR;
     }
-    status = h3100_io_check(s, req);
+    status = h3100_io_check(s, req, c);
     if (status) {
         return status;
     }
-    switch (req->cmd.opcode) {
-    case NVME_CMD_FLUSH:
-        return h3100_flush(s, req);
-    case NVME_CMD_WRITE:
-        return h3100_write(s, req);
-    case NVME_CMD_READ:
-        return h3100_read(s, req);
-    case NVME_CMD_WRITE_UNCOR:
-        return h3100_write_uncor(s, req);
-    case NVME_CMD_COMPARE:
-        return h3100_compare(s, req);
-    case NVME_CMD_WRITE_ZEROES:
-        return h3100_write_zeroes(s, req);
-    default:
-        return h3100_dsm(s, req);
-    }
+    return c->fn(s, req);
 }

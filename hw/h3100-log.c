@@ -470,32 +470,10 @@ static void h3100_fill_fw_slot(H3100State *s, NvmeFwSlotInfoLog *l)
 
 static void h3100_fill_effects(NvmeEffectsLog *l)
 {
-    static const uint8_t admin[] = {
-        NVME_ADM_CMD_DELETE_SQ, NVME_ADM_CMD_CREATE_SQ,
-        NVME_ADM_CMD_GET_LOG_PAGE, NVME_ADM_CMD_DELETE_CQ,
-        NVME_ADM_CMD_CREATE_CQ, NVME_ADM_CMD_IDENTIFY, NVME_ADM_CMD_ABORT,
-        NVME_ADM_CMD_SET_FEATURES, NVME_ADM_CMD_GET_FEATURES,
-        NVME_ADM_CMD_ASYNC_EV_REQ, NVME_ADM_CMD_DOWNLOAD_FW,
-        H3100_ADM_CMD_SELF_TEST, NVME_ADM_CMD_DBBUF_CONFIG,
-    };
-    uint32_t erase = NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC |
-                     NVME_CMD_EFF_NCC | NVME_CMD_EFF_NIC | (2 << 16);
-    uint32_t write = NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC;
-
-    for (unsigned i = 0; i < ARRAY_SIZE(admin); i++) {
-        l->acs[admin[i]] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
+    for (unsigned op = 0; op < 256; op++) {
+        l->acs[op] = cpu_to_le32(h3100_admin_cmds[op].effects);
+        l->iocs[op] = cpu_to_le32(h3100_io_cmds[op].effects);
     }
-    l->acs[NVME_ADM_CMD_ACTIVATE_FW] = cpu_to_le32(NVME_CMD_EFF_CSUPP |
-                                                   NVME_CMD_EFF_CCC);
-    l->acs[NVME_ADM_CMD_FORMAT_NVM] = cpu_to_le32(erase);
-    l->acs[H3100_ADM_CMD_SANITIZE] = cpu_to_le32(erase);
-    l->iocs[NVME_CMD_FLUSH] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    l->iocs[NVME_CMD_READ] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    l->iocs[NVME_CMD_COMPARE] = cpu_to_le32(NVME_CMD_EFF_CSUPP);
-    l->iocs[NVME_CMD_WRITE] = cpu_to_le32(write);
-    l->iocs[NVME_CMD_WRITE_UNCOR] = cpu_to_le32(write);
-    l->iocs[NVME_CMD_WRITE_ZEROES] = cpu_to_le32(write);
-    l->iocs[NVME_CMD_DSM] = cpu_to_le32(write);
 }
 
 /* Copy @len bytes of a @size-byte page from offset @off; zero past it. */

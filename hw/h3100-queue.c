@@ -525,6 +525,7 @@ static void h3100_sq_bh(void *opaque)
         sq->head = (sq->head + 1) % sq->size;
         h3100_req_start(sq, req, &cmd);
         trace_h3100_cmd(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode,
+                        h3100_cmd_name(!sq->sqid, cmd.opcode),
                         le32_to_cpu(cmd.nsid));
         status = sq->sqid ? h3100_io_cmd(s, req) : h3100_admin_cmd(s, req);
         if (status != NVME_NO_COMPLETE) {

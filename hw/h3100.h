@@ -517,6 +517,28 @@ uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
                              uint64_t len);
 void h3100_req_unmap(H3100Req *req);
 
+/*
+ * A command set: one entry per opcode (h3100-admin.c, h3100-io.c), read
+ * by dispatch, the Commands Supported and Effects log, the sanitize gate
+ * and the trace.  An opcode without fn is not supported.
+ */
+enum {
+    H3100_CMD_IN_SANITIZE = 1 << 0,   /* allowed while a sanitize runs */
+    H3100_CMD_UNTIMED = 1 << 1,       /* no firmware time (admin) */
+    H3100_CMD_NSID_ALL = 1 << 2,      /* NSID FFFFFFFFh: every namespace */
+};
+
+typedef struct H3100Cmd {
+    uint16_t (*fn)(H3100State *s, H3100Req *req);
+    uint32_t effects;                 /* log 05h: NVME_CMD_EFF_* */
+    uint32_t flags;                   /* H3100_CMD_* */
+    const char *name;                 /* trace events, nvme-cli's words */
+} H3100Cmd;
+
+extern const H3100Cmd h3100_admin_cmds[256];
+extern const H3100Cmd h3100_io_cmds[256];
+const char *h3100_cmd_name(bool admin, uint8_t opcode);
+
 /* h3100-admin.c */
 uint16_t h3100_admin_cmd(H3100State *s, H3100Req *req);
 void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,

@@ -422,6 +422,52 @@ START_TEST(test_log_commands_effects)
 }
 END_TEST
 
+/*
+ * The effects log and dispatch read one table: every opcode the log
+ * leaves unsupported answers Invalid Command Opcode, every one it
+ * marks supported answers something else (its fields are zero).
+ */
+START_TEST(test_effects_log_is_dispatch)
+{
+    Dev *d = dev_open();
+    uint8_t log[4096];
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+
+    ck_status(nh_get_log(d->h, NVME_LOG_CMD_EFFECTS, 0xffffffff, log, 4096,
+                         0), 0, "commands supported and effects log");
+    for (unsigned op = 0; op < 256; op++) {
+        bool supported = le32_at(log, 4 * op) & 1;
+        NvmeSqe sqe;
+        NvmeCqe cqe;
+        uint16_t st;
+
+        if (op == NVME_ADM_ASYNC_EVENT) {
+            continue;                   /* completes only on an event */
+        }
+        nh_sqe_init(&sqe, op, 0);
+        sqe.prp1 = buf;
+        cqe = admin_raw(d, &sqe);
+        st = nh_status(&cqe);
+        ck_assert_msg((st == NVME_SC_INVALID_OPCODE) == !supported,
+                      "admin opcode %02xh (%s): log says %s, got 0x%03x (%s)",
+                      op, nh_opcode_name(true, op),
+                      supported ? "supported" : "unsupported", st,
+                      nh_status_name(st));
+    }
+    for (unsigned op = 0; op < 256; op++) {
+        bool supported = le32_at(log, 1024 + 4 * op) & 1;
+        uint16_t st = nh_io(d->h, d->q, op, 1, 0, 1, buf, 0, NULL);
+
+        ck_assert_msg((st == NVME_SC_INVALID_OPCODE) == !supported,
+                      "I/O opcode %02xh (%s): log says %s, got 0x%03x (%s)",
+                      op, nh_opcode_name(false, op),
+                      supported ? "supported" : "unsupported", st,
+                      nh_status_name(st));
+    }
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_log_errors)
 {
     Dev *d = dev_open();
@@ -1347,6 +1393,7 @@ int main(void)
     tcase_add_test(tc, test_log_smart_spare_warning);
     tcase_add_test(tc, test_log_firmware_slot);
     tcase_add_test(tc, test_log_commands_effects);
+    tcase_add_test(tc, test_effects_log_is_dispatch);
     tcase_add_test(tc, test_log_errors);
     tc = dev_tcase(s, "features");
     tcase_add_test(tc, test_features_roundtrip);
