@@ -15,6 +15,7 @@
 #include "qemu/osdep.h"
 #include "qapi/visitor.h"
 #include "h3100.h"
+#include "h3100/vlog.h"
 #include "trace.h"
 
 /* ---- error information ---------------------------------------------- */
@@ -286,7 +287,7 @@ static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
 
 /* ---- H3100 vendor log (CAh) --------------------------------------------- */
 
-static void h3100_fill_vendor(H3100State *s, uint8_t *l)
+static void h3100_fill_vendor(H3100State *s, H3100VendorLog *l)
 {
     H3100Health h;
     H3100WafSample base;
@@ -298,45 +299,45 @@ static void h3100_fill_vendor(H3100State *s, uint8_t *l)
     rhost = h.host_write_bytes - MIN(base.host, h.host_write_bytes);
     rnand = h.nand_write_bytes - MIN(base.nand, h.nand_write_bytes);
 
-    stw_le_p(l + 0, H3100_VLOG_VERSION);
-    stw_le_p(l + 2, H3100_VLOG_BYTES);
-    stl_le_p(l + 4, H3100_WAF_WINDOW_S);
-    stq_le_p(l + 8, h.host_write_bytes);
-    stq_le_p(l + 16, h.nand_write_bytes);
-    stq_le_p(l + 24, h3100_waf_milli(h.nand_write_bytes,
-                                     h.host_write_bytes));
-    stq_le_p(l + 32, h3100_waf_milli(rnand, rhost));
-    stq_le_p(l + 40, rhost);
-    stq_le_p(l + 48, rnand);
-    stq_le_p(l + 56, (now - MIN(base.ns, now)) / SCALE_MS);
-    stq_le_p(l + 64, h.gc_victims);
-    stq_le_p(l + 72, h.gc_slots_moved);
-    stq_le_p(l + 80, h.wl_victims);
-    stq_le_p(l + 88, h.emergency_gc);
-    stq_le_p(l + 96, h.wbuf_bytes);
-    stq_le_p(l + 104, h.wbuf_capacity);
-    stq_le_p(l + 112, h.wbuf_stalls);
-    stq_le_p(l + 120, h.wbuf_stall_ns);
-    stq_le_p(l + 128, h.ra_hits);
-    stq_le_p(l + 136, h.ra_slots_read);
-    stl_le_p(l + 144, h.free_superblocks);
-    stl_le_p(l + 148, h.superblocks);
-    stq_le_p(l + 152, h.suspends);
-    stl_le_p(l + 160, h.erase_min);
-    stl_le_p(l + 164, (uint32_t)(h.erase_avg * 1000));
-    stl_le_p(l + 168, h.erase_max);
-    stl_le_p(l + 172, h.rated_pe);
-    stl_le_p(l + 176, h.percentage_used);
-    stl_le_p(l + 180, h.available_spare_pct);
-    stq_le_p(l + 184, h.block_erases);
-    stq_le_p(l + 192, h.host_read_bytes);
-    stq_le_p(l + 200, h.nand_read_bytes);
-    stq_le_p(l + 208, h.factory_bad_blocks);
-    stq_le_p(l + 216, h.grown_bad_blocks);
-    stq_le_p(l + 224, h.unaligned_ios);
-    stq_le_p(l + 232, h.buffer_read_hits);
-    stq_le_p(l + 240, h.mapped_bytes);
-    stq_le_p(l + 248, h.now_ns);
+    l->version = cpu_to_le16(H3100_VLOG_VERSION);
+    l->size = cpu_to_le16(H3100_VLOG_BYTES);
+    l->recent_window_s = cpu_to_le32(H3100_WAF_WINDOW_S);
+    l->host_write_bytes = cpu_to_le64(h.host_write_bytes);
+    l->nand_write_bytes = cpu_to_le64(h.nand_write_bytes);
+    l->waf_milli = cpu_to_le64(h3100_waf_milli(h.nand_write_bytes,
+                                               h.host_write_bytes));
+    l->recent_waf_milli = cpu_to_le64(h3100_waf_milli(rnand, rhost));
+    l->recent_host_write_bytes = cpu_to_le64(rhost);
+    l->recent_nand_write_bytes = cpu_to_le64(rnand);
+    l->recent_ms = cpu_to_le64((now - MIN(base.ns, now)) / SCALE_MS);
+    l->gc_victims = cpu_to_le64(h.gc_victims);
+    l->gc_slots_moved = cpu_to_le64(h.gc_slots_moved);
+    l->wl_victims = cpu_to_le64(h.wl_victims);
+    l->emergency_gc = cpu_to_le64(h.emergency_gc);
+    l->wbuf_bytes = cpu_to_le64(h.wbuf_bytes);
+    l->wbuf_capacity = cpu_to_le64(h.wbuf_capacity);
+    l->wbuf_stalls = cpu_to_le64(h.wbuf_stalls);
+    l->wbuf_stall_ns = cpu_to_le64(h.wbuf_stall_ns);
+    l->ra_hits = cpu_to_le64(h.ra_hits);
+    l->ra_slots_read = cpu_to_le64(h.ra_slots_read);
+    l->free_superblocks = cpu_to_le32(h.free_superblocks);
+    l->superblocks = cpu_to_le32(h.superblocks);
+    l->suspends = cpu_to_le64(h.suspends);
+    l->erase_min = cpu_to_le32(h.erase_min);
+    l->erase_avg_milli = cpu_to_le32((uint32_t)(h.erase_avg * 1000));
+    l->erase_max = cpu_to_le32(h.erase_max);
+    l->rated_pe = cpu_to_le32(h.rated_pe);
+    l->percentage_used = cpu_to_le32(h.percentage_used);
+    l->available_spare_pct = cpu_to_le32(h.available_spare_pct);
+    l->block_erases = cpu_to_le64(h.block_erases);
+    l->host_read_bytes = cpu_to_le64(h.host_read_bytes);
+    l->nand_read_bytes = cpu_to_le64(h.nand_read_bytes);
+    l->factory_bad_blocks = cpu_to_le64(h.factory_bad_blocks);
+    l->grown_bad_blocks = cpu_to_le64(h.grown_bad_blocks);
+    l->unaligned_ios = cpu_to_le64(h.unaligned_ios);
+    l->buffer_read_hits = cpu_to_le64(h.buffer_read_hits);
+    l->mapped_bytes = cpu_to_le64(h.mapped_bytes);
+    l->now_ns = cpu_to_le64(h.now_ns);
 }
 
 /* ---- read-only QOM properties with the live health -------------------- */
@@ -498,8 +499,7 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
     NvmeFwSlotInfoLog fw = { 0 };
     g_autofree NvmeEffectsLog *eff = NULL;
     uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
-
-    QEMU_BUILD_BUG_ON(H3100_VLOG_BYTES > sizeof(page));
+    H3100VendorLog vlog = { 0 };
 
     switch (lid) {
     case NVME_LOG_ERROR_INFO:
@@ -523,8 +523,8 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
         h3100_fill_ocp_smart(s, page);
         return h3100_log_xfer(s, req, page, H3100_OCP_SMART_BYTES, off, len);
     case H3100_LOG_VENDOR:
-        h3100_fill_vendor(s, page);
-        return h3100_log_xfer(s, req, page, H3100_VLOG_BYTES, off, len);
+        h3100_fill_vendor(s, &vlog);
+        return h3100_log_xfer(s, req, &vlog, sizeof(vlog), off, len);
     default:
         return NVME_INVALID_LOG_ID | NVME_DNR;
     }

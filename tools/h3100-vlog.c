@@ -3,45 +3,62 @@
  *
  *   nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary > f
  *   h3100-vlog f          (or: ... --raw-binary | h3100-vlog)
+ *   h3100-vlog --fields f (NAME=VALUE lines, the names of
+ *                          include/h3100/vlog.h, for scripts)
  *
- * The layout is in docs/usage.md ("Vendor log CAh").  Plain C, no QEMU.
+ * The layout is include/h3100/vlog.h (docs/usage.md, "CAh").  Plain C,
+ * no QEMU.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <endian.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#define VLOG_BYTES 512
-#define VLOG_VERSION 1
+#include "h3100/vlog.h"
 
-static const uint8_t *page;
+static H3100VendorLog vl;
 
-static uint64_t le(unsigned off, unsigned bytes)
+#define VLOG_FIELD(type, name) \
+    { #name, offsetof(H3100VendorLog, name), sizeof(type) },
+
+static const struct {
+    const char *name;
+    size_t offset, size;
+} fields[] = { H3100_VLOG_FIELDS(VLOG_FIELD) };
+
+/* --fields: NAME=VALUE, one field a line, for scripts */
+static void print_fields(void)
 {
-    uint64_t v = 0;
+    const uint8_t *p = (const uint8_t *)&vl;
 
-    for (unsigned i = bytes; i-- > 0;) {
-        v = (v << 8) | page[off + i];
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        uint64_t v = 0;
+
+        for (size_t b = fields[i].size; b-- > 0;) {
+            v = (v << 8) | p[fields[i].offset + b];
+        }
+        printf("%s=%" PRIu64 "\n", fields[i].name, v);
     }
-    return v;
 }
 
-static void u64(const char *name, unsigned off)
+static void u64(const char *name, uint64_t le)
 {
-    printf("%-32s %" PRIu64 "\n", name, le(off, 8));
+    printf("%-32s %" PRIu64 "\n", name, le64toh(le));
 }
 
-static void u32(const char *name, unsigned off)
+static void u32(const char *name, uint32_t le)
 {
-    printf("%-32s %" PRIu64 "\n", name, le(off, 4));
+    printf("%-32s %" PRIu32 "\n", name, le32toh(le));
 }
 
 /* a byte count, also in GB (10^9) */
-static void bytes(const char *name, unsigned off)
+static void bytes(const char *name, uint64_t le)
 {
-    uint64_t v = le(off, 8);
+    uint64_t v = le64toh(le);
 
     printf("%-32s %" PRIu64 " (%.3f GB)\n", name, v, v / 1e9);
 }
@@ -52,16 +69,66 @@ static void milli(const char *name, uint64_t v)
     printf("%-32s %" PRIu64 ".%03" PRIu64 "\n", name, v / 1000, v % 1000);
 }
 
+static void print_log(void)
+{
+    printf("DapuStor H3100 vendor log (CAh) version %u, %u bytes\n",
+           le16toh(vl.version), le16toh(vl.size));
+    bytes("host bytes written", vl.host_write_bytes);
+    bytes("NAND bytes written", vl.nand_write_bytes);
+    milli("WAF (lifetime)", le64toh(vl.waf_milli));
+    printf("%-32s %" PRIu32 " s (covers %" PRIu64 " ms)\n", "recent window",
+           le32toh(vl.recent_window_s), le64toh(vl.recent_ms));
+    milli("WAF (recent)", le64toh(vl.recent_waf_milli));
+    bytes("host bytes written (recent)", vl.recent_host_write_bytes);
+    bytes("NAND bytes written (recent)", vl.recent_nand_write_bytes);
+    u64("reclaim runs (GC victims)", vl.gc_victims);
+    u64("4 KiB pages moved by reclaim", vl.gc_slots_moved);
+    u64("wear-levelling moves", vl.wl_victims);
+    u64("emergency reclaim runs", vl.emergency_gc);
+    bytes("write buffer occupancy", vl.wbuf_bytes);
+    bytes("write buffer capacity", vl.wbuf_capacity);
+    u64("write buffer stalls", vl.wbuf_stalls);
+    printf("%-32s %.6f s\n", "write buffer stall time",
+           le64toh(vl.wbuf_stall_ns) / 1e9);
+    u64("read-ahead hits (4 KiB)", vl.ra_hits);
+    u64("read-ahead 4 KiB read", vl.ra_slots_read);
+    printf("%-32s %" PRIu32 " of %" PRIu32 "\n", "free superblocks",
+           le32toh(vl.free_superblocks), le32toh(vl.superblocks));
+    u64("program/erase suspends", vl.suspends);
+    u32("erase count min", vl.erase_min);
+    milli("erase count avg", le32toh(vl.erase_avg_milli));
+    u32("erase count max", vl.erase_max);
+    u32("rated P/E cycles", vl.rated_pe);
+    printf("%-32s %" PRIu32 " %%\n", "percentage used",
+           le32toh(vl.percentage_used));
+    printf("%-32s %" PRIu32 " %%\n", "available spare",
+           le32toh(vl.available_spare_pct));
+    u64("block erases", vl.block_erases);
+    bytes("host bytes read", vl.host_read_bytes);
+    bytes("NAND bytes read", vl.nand_read_bytes);
+    u64("factory bad blocks", vl.factory_bad_blocks);
+    u64("grown bad blocks", vl.grown_bad_blocks);
+    u64("unaligned I/Os", vl.unaligned_ios);
+    u64("write buffer read hits (4 KiB)", vl.buffer_read_hits);
+    bytes("mapped bytes", vl.mapped_bytes);
+    printf("%-32s %.3f s\n", "drive time (this run)",
+           le64toh(vl.now_ns) / 1e9);
+}
+
 int main(int argc, char **argv)
 {
-    static uint8_t buf[VLOG_BYTES];
     FILE *f = stdin;
+    bool kv = argc > 1 && !strcmp(argv[1], "--fields");
     size_t n;
 
+    if (kv) {
+        argv++;
+        argc--;
+    }
     if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") ||
                                    !strcmp(argv[1], "--help")))) {
-        fprintf(stderr, "usage: %s [FILE]   (raw CAh log bytes; default "
-                "stdin)\n", argv[0]);
+        fprintf(stderr, "usage: %s [--fields] [FILE]   (raw CAh log bytes; "
+                "default stdin; --fields: NAME=VALUE lines)\n", argv[0]);
         return argc > 2 ? 2 : 0;
     }
     if (argc == 2 && strcmp(argv[1], "-")) {
@@ -71,60 +138,26 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    n = fread(buf, 1, sizeof(buf), f);
+    n = fread(&vl, 1, sizeof(vl), f);
     if (f != stdin) {
         fclose(f);
     }
-    if (n < 256) {
+    if (n < offsetof(H3100VendorLog, reserved)) {
         fprintf(stderr, "h3100-vlog: %zu bytes read, the log has %d\n", n,
-                VLOG_BYTES);
+                H3100_VLOG_BYTES);
         return 1;
     }
-    page = buf;
-    if (le(0, 2) != VLOG_VERSION || le(2, 2) != VLOG_BYTES) {
-        fprintf(stderr, "h3100-vlog: version %" PRIu64 ", size %" PRIu64
-                ": not an H3100 vendor log version %d\n", le(0, 2),
-                le(2, 2), VLOG_VERSION);
+    if (le16toh(vl.version) != H3100_VLOG_VERSION ||
+        le16toh(vl.size) != H3100_VLOG_BYTES) {
+        fprintf(stderr, "h3100-vlog: version %u, size %u: not an H3100 "
+                "vendor log version %d\n", le16toh(vl.version),
+                le16toh(vl.size), H3100_VLOG_VERSION);
         return 1;
     }
-
-    printf("DapuStor H3100 vendor log (CAh) version %" PRIu64 ", %" PRIu64
-           " bytes\n", le(0, 2), le(2, 2));
-    bytes("host bytes written", 8);
-    bytes("NAND bytes written", 16);
-    milli("WAF (lifetime)", le(24, 8));
-    printf("%-32s %" PRIu64 " s (covers %" PRIu64 " ms)\n", "recent window",
-           le(4, 4), le(56, 8));
-    milli("WAF (recent)", le(32, 8));
-    bytes("host bytes written (recent)", 40);
-    bytes("NAND bytes written (recent)", 48);
-    u64("reclaim runs (GC victims)", 64);
-    u64("4 KiB pages moved by reclaim", 72);
-    u64("wear-levelling moves", 80);
-    u64("emergency reclaim runs", 88);
-    bytes("write buffer occupancy", 96);
-    bytes("write buffer capacity", 104);
-    u64("write buffer stalls", 112);
-    printf("%-32s %.6f s\n", "write buffer stall time", le(120, 8) / 1e9);
-    u64("read-ahead hits (4 KiB)", 128);
-    u64("read-ahead 4 KiB read", 136);
-    printf("%-32s %" PRIu64 " of %" PRIu64 "\n", "free superblocks",
-           le(144, 4), le(148, 4));
-    u64("program/erase suspends", 152);
-    u32("erase count min", 160);
-    milli("erase count avg", le(164, 4));
-    u32("erase count max", 168);
-    u32("rated P/E cycles", 172);
-    printf("%-32s %" PRIu64 " %%\n", "percentage used", le(176, 4));
-    printf("%-32s %" PRIu64 " %%\n", "available spare", le(180, 4));
-    u64("block erases", 184);
-    bytes("host bytes read", 192);
-    bytes("NAND bytes read", 200);
-    u64("factory bad blocks", 208);
-    u64("grown bad blocks", 216);
-    u64("unaligned I/Os", 224);
-    u64("write buffer read hits (4 KiB)", 232);
-    bytes("mapped bytes", 240);
-    printf("%-32s %.3f s\n", "drive time (this run)", le(248, 8) / 1e9);
+    if (kv) {
+        print_fields();
+    } else {
+        print_log();
+    }
     return 0;
 }
