@@ -480,6 +480,7 @@ static void h3100_state_init(H3100State *s)
     s->uncor = g_array_new(false, false, sizeof(H3100Range));
     qemu_mutex_init(&s->model_lock);
     s->time_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    h3100_health(s, &s->tw_base);     /* log CAh's timed workload starts */
     s->lbads = ctz32(s->lba_size);
     h3100_fw_init(s);
     h3100_features_init(s);

@@ -82,7 +82,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_LOG_SANITIZE          0x81
 #define H3100_FEAT_SANITIZE_CONFIG  0x17
 #define H3100_LOG_OCP_SMART         0xc0        /* OCP SMART extended */
-#define H3100_LOG_VENDOR            0xca        /* layout: docs/usage.md */
+#define H3100_LOG_VENDOR            0xd0        /* include/h3100/vlog.h */
 #define H3100_OCP_SMART_BYTES       512
 #define H3100_OCP_SMART_VERSION     3           /* OCP 1.0 layout */
 #define H3100_WAF_RING              64          /* health samples kept */
@@ -382,6 +382,7 @@ struct H3100State {
     uint8_t aer_mask;                 /* event types awaiting log read */
     uint8_t smart_warn_sent;          /* critical warning bits reported */
     H3100WafSample waf_ring[H3100_WAF_RING];  /* oldest at waf_head */
+    H3100Health tw_base;              /* log CAh's timed workload start */
     unsigned waf_head;
     unsigned waf_count;
     NvmeErrorLog errlog[H3100_ERRLOG_ENTRIES];

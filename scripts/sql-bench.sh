@@ -5,7 +5,7 @@
 # sysbench on MariaDB (or pgbench on PostgreSQL) under deterministic virtual
 # time; print the benchmark's figures, what the drive did during the run
 # (commands, latency, WAF, reclaim) and the drive report read inside the
-# guest (SMART, the H3100 vendor log CAh).  docs/sql.md.
+# guest (SMART, the H3100 model log D0h).  docs/sql.md.
 #
 #   scripts/sql-bench.sh [options]
 #
@@ -440,14 +440,22 @@ else
         for (i = 1; i < NF; i++) if ($i == "tps:") print t, $(i + 1) }' "$out" | sum_series)
 fi
 # the run's window, from the guest's snapshots just before and after it:
-# bst PHASE N: field N of /sys/block/nvme0n1/stat; vlog PHASE OFF LEN: a
-# little-endian field of the vendor log (empty without one)
+# bst PHASE N: field N of /sys/block/nvme0n1/stat; vlog PHASE NAME: a
+# field of the model log (include/h3100/vlog.h's name; empty without the
+# log), as h3100-vlog --fields decodes the phase's hex bytes
 bst() { awk -v p="$1" -v n="$2" '$1 == "@@BSTAT" && $2 == p { print $(n + 2); exit }' "$out"; }
-vlog() { awk -v p="$1" -v o="$2" -v l="$3" '$1 == "@@VLOG" && $2 == p && NF >= o + l + 2 {
-    h = "0123456789abcdef"; v = 0
-    for (i = o + l - 1; i >= o; i--) { b = $(i + 3)
-        v = v * 256 + 16 * (index(h, substr(b, 1, 1)) - 1) + index(h, substr(b, 2, 1)) - 1 }
-    printf "%.0f\n", v; exit }' "$out"; }
+vlog_tool=$H3100_PROJECT/build/tools/h3100-vlog
+vlog_fields() {  # vlog_fields PHASE: NAME=VALUE lines, or nothing
+    local b
+    b=$(awk -v p="$1" '$1 == "@@VLOG" && $2 == p { for (i = 3; i <= NF; i++) printf "\\x%s", $i; exit }' "$out")
+    [ -n "$b" ] && [ -x "$vlog_tool" ] || return 0
+    printf '%b' "$b" | "$vlog_tool" --fields 2>/dev/null || true
+}
+declare -A vlog_at=()
+for _p in runstart runend; do
+    while IFS='=' read -r _k _v; do vlog_at[$_p.$_k]=$_v; done < <(vlog_fields "$_p")
+done
+vlog() { echo "${vlog_at[$1.$2]:-}"; }
 # Reads, writes and bytes as the drive counted them (SMART; the block
 # layer's write count also holds Write Zeroes, from InnoDB's file
 # extension); the mean time per request as the block layer saw it
@@ -461,13 +469,13 @@ mean_us() { awk -v ms="$1" -v n="$2" 'BEGIN { if (n) printf "%.0f", 1000 * ms / 
 run_rlat=$(mean_us $(($(bst runend 4) - $(bst runstart 4))) $(($(bst runend 1) - $(bst runstart 1))))
 run_wlat=$(mean_us $(($(bst runend 8) - $(bst runstart 8))) $(($(bst runend 5) - $(bst runstart 5))))
 run_host=''; run_nand=''; run_waf='-'; run_gc='-'; run_moved='-'; run_stalls='-'
-if [ -n "$(vlog runend 0 2)" ]; then
-    run_host=$(( $(vlog runend 8 8) - $(vlog runstart 8 8) ))
-    run_nand=$(( $(vlog runend 16 8) - $(vlog runstart 16 8) ))
+if [ -n "$(vlog runend version)" ] && [ -n "$(vlog runstart version)" ]; then
+    run_host=$(( $(vlog runend host_write_bytes) - $(vlog runstart host_write_bytes) ))
+    run_nand=$(( $(vlog runend nand_write_bytes) - $(vlog runstart nand_write_bytes) ))
     run_waf=$(awk -v n="$run_nand" -v h="$run_host" 'BEGIN { if (h > 0) printf "%.2f", n / h; else printf "-" }')
-    run_gc=$(( $(vlog runend 64 8) - $(vlog runstart 64 8) ))
-    run_moved=$(( $(vlog runend 72 8) - $(vlog runstart 72 8) ))
-    run_stalls=$(( $(vlog runend 112 8) - $(vlog runstart 112 8) ))
+    run_gc=$(( $(vlog runend gc_victims) - $(vlog runstart gc_victims) ))
+    run_moved=$(( $(vlog runend gc_slots_moved) - $(vlog runstart gc_slots_moved) ))
+    run_stalls=$(( $(vlog runend wbuf_stalls) - $(vlog runstart wbuf_stalls) ))
 fi
 # the device's own latency: telemetry rows (per virtual second) and the
 # session's distribution written at exit (the run is most of the session)
@@ -560,26 +568,25 @@ fi
 printf 'percentage used            %s %%\n' "$(smartv end percent_used)"
 printf 'available spare            %s %%\n' "$(smartv end avail_spare)"
 printf 'media errors               %s\n' "$(smartv end media_errors)"
-# the vendor log's bytes (hex, from the guest's od) and fields in them
+# the model log's bytes (hex, from the guest's od), decoded by h3100-vlog
 mapfile -t vb < <(awk '$1 == "@@VLOGHEX" { for (i = 2; i <= NF; i++) print $i }' "$out")
-# vle OFFSET BYTES: a little-endian field of the vendor log
-vle() { local v=0 i; for ((i = $1 + $2 - 1; i >= $1; i--)); do v=$(((v << 8) | 16#${vb[i]})); done; echo "$v"; }
 milli() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
-if [ "${#vb[@]}" -ge 256 ] && [ "$(vle 0 2)" = 1 ]; then
-    printf 'NAND bytes written         %s (vendor log CAh; host bytes %s; since the drive started)\n' \
-        "$(human "$(vle 16 8)")" "$(human "$(vle 8 8)")"
+declare -A vf=()
+if [ "${#vb[@]}" -ge 256 ] && [ -x "$vlog_tool" ]; then
+    for b in "${vb[@]}"; do printf '%b' "\\x$b"; done >"$workdir/last-vlog.bin"
+    while IFS='=' read -r _k _v; do vf[$_k]=$_v; done < <("$vlog_tool" --fields "$workdir/last-vlog.bin" 2>/dev/null)
+fi
+if [ -n "${vf[version]:-}" ]; then
+    printf 'NAND bytes written         %s (model log D0h; host bytes %s; since the drive started)\n' \
+        "$(human "${vf[nand_write_bytes]}")" "$(human "${vf[host_write_bytes]}")"
     printf 'WAF                        %s (NAND / host bytes; last %s s: %s)\n' \
-        "$(milli "$(vle 24 8)")" "$(vle 4 4)" "$(milli "$(vle 32 8)")"
+        "$(milli "${vf[waf_milli]}")" "${vf[recent_window_s]}" "$(milli "${vf[recent_waf_milli]}")"
     printf 'reclaim                    %s runs, %s x 4 KiB moved; %s write-buffer stalls\n' \
-        "$(vle 64 8)" "$(vle 72 8)" "$(vle 112 8)"
-    vlog_tool=$H3100_PROJECT/build/tools/h3100-vlog
-    if [ -x "$vlog_tool" ]; then
-        for b in "${vb[@]}"; do printf '%b' "\\x$b"; done >"$workdir/last-vlog.bin"
-        "$vlog_tool" "$workdir/last-vlog.bin" >"$workdir/last-vlog.txt" 2>&1 || true
-        printf '(vendor log decoded by h3100-vlog: %s)\n' "$workdir/last-vlog.txt"
-    fi
+        "${vf[gc_victims]}" "${vf[gc_slots_moved]}" "${vf[wbuf_stalls]}"
+    "$vlog_tool" "$workdir/last-vlog.bin" >"$workdir/last-vlog.txt" 2>&1 || true
+    printf '(model log decoded by h3100-vlog: %s)\n' "$workdir/last-vlog.txt"
 else
-    printf 'NAND bytes written, WAF    vendor log CAh unavailable: %s\n' \
+    printf 'NAND bytes written, WAF    model log D0h unavailable: %s\n' \
         "$(awk '$1 == "@@VENDOR" { $1 = ""; print; exit }' "$out")"
 fi
 # the host's view: the device's telemetry file, one row per virtual second

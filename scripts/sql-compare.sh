@@ -106,7 +106,7 @@ sv() { awk -F= -v k="$2" '$1 == k { sub(/^[^=]*=/, ""); print; exit }' "$out/$1.
     printf '\nLeft: sysbench in the guest (virtual time).  Right: the drive during the run:\n'
     printf 'IOPS and read share, mean read/write latency seen by the guest block layer;\n'
     printf 'dev us/p99: the device'\''s own latency (telemetry, whole session; H3100/H3200 only);\n'
-    printf 'WAF and reclaim runs from the vendor log CAh before and after the run.\n'
+    printf 'WAF and reclaim runs from the model log D0h before and after the run.\n'
     printf 'Each run'\''s report: %s/CONFIG.txt\n' "$out"
 } | tee "$out/compare.txt"
 

@@ -1,12 +1,12 @@
 /*
- * h3100-vlog: print the DapuStor H3100 vendor log page (CAh) readably.
+ * h3100-vlog: print the H3100 model log page (D0h) readably.
  *
- *   nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary > f
+ *   nvme get-log /dev/nvme0 --log-id=0xd0 --log-len=512 --raw-binary > f
  *   h3100-vlog f          (or: ... --raw-binary | h3100-vlog)
  *   h3100-vlog --fields f (NAME=VALUE lines, the names of
  *                          include/h3100/vlog.h, for scripts)
  *
- * The layout is include/h3100/vlog.h (docs/usage.md, "CAh").  Plain C,
+ * The layout is include/h3100/vlog.h (docs/usage.md, "D0h").  Plain C,
  * no QEMU.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -71,7 +71,7 @@ static void milli(const char *name, uint64_t v)
 
 static void print_log(void)
 {
-    printf("DapuStor H3100 vendor log (CAh) version %u, %u bytes\n",
+    printf("DapuStor H3100 model log (D0h) version %u, %u bytes\n",
            le16toh(vl.version), le16toh(vl.size));
     bytes("host bytes written", vl.host_write_bytes);
     bytes("NAND bytes written", vl.nand_write_bytes);
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     }
     if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") ||
                                    !strcmp(argv[1], "--help")))) {
-        fprintf(stderr, "usage: %s [--fields] [FILE]   (raw CAh log bytes; "
+        fprintf(stderr, "usage: %s [--fields] [FILE]   (raw D0h log bytes; "
                 "default stdin; --fields: NAME=VALUE lines)\n", argv[0]);
         return argc > 2 ? 2 : 0;
     }

@@ -3,11 +3,11 @@
 # sql-guest-prepare.sh (whose functions it uses).  Not in the prepared
 # database's key.
 # snap PHASE: what the drive and the guest's block layer counted so far
-# (SMART, the vendor log CAh where the drive has it, /sys/block stat)
+# (SMART, the model log D0h where the drive has it, /sys/block stat)
 snap() {
     smart "$1"
     echo "@@BSTAT $1 $(cat /sys/block/nvme0n1/stat)"
-    nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary \
+    nvme get-log /dev/nvme0 --log-id=0xd0 --log-len=512 --raw-binary \
         >/tmp/snap.bin 2>/dev/null &&
         echo "@@VLOG $1 $(od -An -v -tx1 /tmp/snap.bin | tr -s ' \n' '  ')"
 }
@@ -57,10 +57,10 @@ fi
 stop_db
 
 step vendorlog
-# The H3100 vendor log (CAh: NAND bytes, WAF, reclaim, buffer stalls) as
-# hex bytes, decoded on the host; the OCP extended SMART log (C0h) as
-# nvme-cli prints it.
-if nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary \
+# The H3100 model log (D0h: NAND bytes, WAF, reclaim, buffer stalls) as
+# hex bytes, decoded on the host by h3100-vlog; the OCP extended SMART log
+# (C0h) as nvme-cli prints it.
+if nvme get-log /dev/nvme0 --log-id=0xd0 --log-len=512 --raw-binary \
         >/tmp/vlog.bin 2>/tmp/vlog.err; then
     echo "@@VENDOR available"
     od -An -v -tx1 /tmp/vlog.bin | sed 's/^/@@VLOGHEX /'

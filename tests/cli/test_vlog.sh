@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# h3100-vlog decodes a vendor log page (CAh) laid out as
+# h3100-vlog decodes a model log page (D0h) laid out as
 # include/h3100/vlog.h says, in its readable and its --fields form, and
 # refuses a page of another version or a short one.
 #

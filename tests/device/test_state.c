@@ -216,16 +216,16 @@ START_TEST(test_recent_waf_survives_restart)
                   "write %u", i);
     }
     qt_clock_step(d->qt, 3000000000LL);
-    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_status(nh_get_log(d->h, 0xd0, 0xffffffff, v, 512, 0), 0, "D0h");
     ck_assert_uint_eq(le64_at(v, 40), 16 * 128 * 1024);   /* recent host */
     qt_clock_step(d->qt, 70000000000LL);
-    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_status(nh_get_log(d->h, 0xd0, 0xffffffff, v, 512, 0), 0, "D0h");
     ck_assert_uint_eq(le64_at(v, 40), 0);     /* the writes are not recent */
     dev_close(d);
 
     d = st_launch(path, ",state-interval=0");
     st_enable(d);
-    ck_status(nh_get_log(d->h, 0xca, 0xffffffff, v, 512, 0), 0, "CAh");
+    ck_status(nh_get_log(d->h, 0xd0, 0xffffffff, v, 512, 0), 0, "D0h");
     ck_assert_uint_eq(le64_at(v, 8), 16 * 128 * 1024);    /* lifetime */
     ck_assert_msg(le64_at(v, 40) == 0, "after a restart %" PRIu64 " host "
                   "bytes of 75 s ago count as recent", le64_at(v, 40));

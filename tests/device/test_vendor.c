@@ -1,8 +1,9 @@
 /*
  * Health log pages: the OCP SMART / Health Information Extended log
- * (C0h) and the H3100 vendor log (CAh): their GUID, version and size,
- * NAND bytes against host bytes after random overwrites, WAF, the
- * recent-WAF window, and offset / length handling.
+ * (C0h), DapuStor's additional SMART log (CAh, at the offsets nvme-cli's
+ * DapuStor plugin reads) and the H3100 model log (D0h): their GUID,
+ * version and size, NAND bytes against host bytes after random
+ * overwrites, WAF, the recent-WAF window, and offset / length handling.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -11,7 +12,8 @@
 #include "dev.h"
 
 #define LOG_OCP_SMART   0xc0
-#define LOG_VENDOR      0xca
+#define LOG_DAPU        0xca
+#define LOG_VENDOR      0xd0
 #define LOG_BYTES       512
 
 /* C0h GUID AFD514C97C6F4F9CA4F2BFEA2810AFC5 as it sits at bytes 496-511 */
@@ -235,12 +237,84 @@ static void check_offsets(Dev *d, uint8_t lid)
               "log %02Xh with NSID 0", lid);
 }
 
+/*
+ * CAh as nvme-cli's DapuStor plugin reads it (struct
+ * nvme_additional_smart_log): 13 items of 12 bytes, key at 0,
+ * normalized value at 3, raw value at 5..10.  Written here from the
+ * plugin's struct, not from the device's header.
+ */
+#define DAPU_ITEMS      13
+#define DAPU_ITEM(i)    (12 * (i))
+#define DAPU_RAW(i)     (DAPU_ITEM(i) + 5)
+#define DAPU_WEAR       2               /* raw: u16 min, max, avg */
+#define DAPU_HOST_READS 6
+#define DAPU_THROTTLE   8               /* raw: u8 %, u32 count */
+#define DAPU_NAND_BYTES 11
+#define DAPU_HOST_BYTES 12
+
+static uint64_t raw48(const uint8_t *l, int item)
+{
+    return le64_at(l, DAPU_RAW(item)) & 0xffffffffffffull;
+}
+
+START_TEST(test_dapustor_smart)
+{
+    static const uint8_t keys[DAPU_ITEMS] = {
+        0xab, 0xac, 0xad, 0xb8, 0xc7, 0xe2, 0xe3, 0xe4, 0xea, 0xf0, 0xf3,
+        0xf4, 0xf5,
+    };
+    Dev *d = dev_open_full(TINY_PARAMS, ",timing=off", "");
+    uint8_t l[LOG_BYTES], v[LOG_BYTES];
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+    uint64_t host;
+
+    get_log(d, LOG_DAPU, l);
+    for (int i = 0; i < DAPU_ITEMS; i++) {
+        ck_assert_msg(l[DAPU_ITEM(i)] == keys[i], "item %d key %02xh", i,
+                      l[DAPU_ITEM(i)]);
+        ck_assert_msg(l[DAPU_ITEM(i) + 3] == 100, "item %d of a new drive: "
+                      "normalized %u", i, l[DAPU_ITEM(i) + 3]);
+    }
+    for (int i = DAPU_ITEMS * 12; i < LOG_BYTES; i++) {
+        ck_assert_msg(!l[i], "byte %d past the items is %02xh", i, l[i]);
+    }
+
+    host = random_overwrites(d, 4 * TINY_CHUNKS, 3);
+    for (int i = 0; i < 300; i++) {     /* a read share to report */
+        ck_status(nh_io(d->h, d->q, NVME_CMD_READ, 1, i * 8, 8, buf, 0,
+                        NULL), 0, "read %d", i);
+    }
+    get_log(d, LOG_DAPU, l);
+    get_log(d, LOG_VENDOR, v);
+    ck_assert_uint_eq(raw48(l, DAPU_HOST_BYTES), host / (32 << 20));
+    ck_assert_uint_eq(raw48(l, DAPU_NAND_BYTES),
+                      le64_at(v, 16) / (32 << 20));
+    ck_assert_msg(raw48(l, DAPU_NAND_BYTES) >= raw48(l, DAPU_HOST_BYTES) &&
+                  raw48(l, DAPU_HOST_BYTES) == 4,
+                  "NAND %" PRIu64 " x 32 MiB, host %" PRIu64 " x 32 MiB "
+                  "after 128 MiB of overwrites", raw48(l, DAPU_NAND_BYTES),
+                  raw48(l, DAPU_HOST_BYTES));
+    /* wear levelling: the model log's erase counts */
+    ck_assert_uint_eq(le16_at(l, DAPU_RAW(DAPU_WEAR)), le32_at(v, 160));
+    ck_assert_uint_eq(le16_at(l, DAPU_RAW(DAPU_WEAR) + 2), le32_at(v, 168));
+    ck_assert_uint_eq(le16_at(l, DAPU_RAW(DAPU_WEAR) + 4),
+                      le32_at(v, 164) / 1000);
+    ck_assert_msg(le16_at(l, DAPU_RAW(DAPU_WEAR) + 2) > 0,
+                  "no erases after 4 capacities of overwrites");
+    /* 300 reads among 1024 writes since the device started: 22% */
+    ck_assert_uint_eq(raw48(l, DAPU_HOST_READS), 300 * 100 / (300 + 1024));
+    ck_assert_uint_eq(l[DAPU_RAW(DAPU_THROTTLE)], 0);
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_log_offsets)
 {
     Dev *d = dev_open();
 
     check_offsets(d, LOG_OCP_SMART);
     check_offsets(d, LOG_VENDOR);
+    check_offsets(d, LOG_DAPU);
     dev_close(d);
 }
 END_TEST
@@ -256,5 +330,6 @@ int main(void)
     tcase_add_test(tc, test_vendor_waf);
     tcase_add_test(tc, test_vendor_recent_waf);
     tcase_add_test(tc, test_log_offsets);
+    tcase_add_test(tc, test_dapustor_smart);
     return dev_main(s);
 }

@@ -7,11 +7,15 @@
 # timing=off for speed): fio random 4 KiB overwrites of 3.4 x the capacity,
 # then `nvme ocp smart-add-log` reports physical media (NAND) bytes written
 # larger than the host bytes of `nvme smart-log`, and h3100-vlog (copied
-# in) decodes the vendor log CAh: WAF x1000 = NAND / host bytes, reclaim
-# runs > 0.  Boot 2, a drive in 67 C air (model-params ambient_k=340): the
-# SMART composite temperature passes the warning threshold, the critical
-# warning has its temperature bit, the OCP log shows heavy throttling, and
-# Host Controlled Thermal Management (get-feature 0x10) answers.
+# in) decodes the model log D0h: WAF x1000 = NAND / host bytes, reclaim
+# runs > 0; and Debian 13's nvme-cli (scripts/nvme-cli-trixie.sh, copied
+# in with its libraries) reads DapuStor's log CAh with `nvme dapustor
+# smart-log-add`: host and NAND bytes / 32 MiB and the erase counts as
+# D0h has them.  Boot 2, a drive in 67 C air (model-params
+# ambient_k=340): the SMART composite temperature passes the warning
+# threshold, the critical warning has its temperature bit, the OCP log
+# and the DapuStor plugin show heavy throttling, and Host Controlled
+# Thermal Management (get-feature 0x10) answers.
 # Environment: H3100_ACCEL, H3100_CACHE, TMPDIR; H3100_GUEST_TESTS=0 skips.
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
@@ -21,9 +25,20 @@ vlog=$GUEST_HERE/../../build/tools/h3100-vlog
 tiny="user_bytes=56M,,channels=1,,dies_per_channel=1,,pages_per_block=48,,blocks_per_plane=64,,spare_blocks_per_plane=4,,grown_bad_ppm=0"
 disk=$tmp/h3100.raw
 truncate -s $((56 * 1024 * 1024)) "$disk"
+sim=$(dirname "$vlog")/h3100-sim
+# Debian 13's nvme-cli, with the DapuStor plugin, and what it runs on
+nvme13=$("$GUEST_HERE/../../scripts/nvme-cli-trixie.sh") || nvme13=''
+nvme13_files=()
+for f in "${nvme13:-/nonexistent}"/*; do [ -f "$f" ] && nvme13_files+=(--file "$f"); done
+# what heavy throttling takes off (the profile's throttle_heavy_pct)
+heavy_cut=$(( 100 - $("$sim" --show-config | sed -n 's/^throttle_heavy_pct = //p') ))
+# shellcheck disable=SC2016  # expanded in the guest
+DAPU_PRELUDE='nvme13() { /guest/ld-linux-x86-64.so.2 --library-path /guest /guest/nvme "$@"; }
+dapu() { if [ "$1" = version ]; then nvme13 version; else nvme13 dapustor "$1" /dev/nvme0; fi; }'
 
 {
     echo "$GUEST_PRELUDE"
+    echo "$DAPU_PRELUDE"
     cat <<'GUEST'
 ocp() {  # ocp KEY: a plain number, or the low 64 bits of a {hi, lo} pair
     nvme ocp smart-add-log /dev/nvme0 -o json | tr -d '\n ' |
@@ -37,7 +52,7 @@ nand=$(ocp "Physicalmediaunitswritten")
 echo "  host ~$host B (data units x 512000), NAND $nand B"
 [ -n "$nand" ] && [ "$nand" -gt "$host" ]; chk $? "ocp smart-add-log: NAND bytes $nand > host bytes $host"
 e=$(ocp MaxUserdataerasecounts); [ "${e:-0}" -gt 0 ]; chk $? "ocp smart-add-log: max user data erase count $e"
-nvme get-log /dev/nvme0 --log-id=0xca --log-len=512 --raw-binary >/tmp/vlog.bin 2>/dev/null
+nvme get-log /dev/nvme0 --log-id=0xd0 --log-len=512 --raw-binary >/tmp/vlog.bin 2>/dev/null
 /guest/h3100-vlog /tmp/vlog.bin >/tmp/vlog.txt; chk $? "h3100-vlog decodes the vendor log"
 sed -n '1,12p' /tmp/vlog.txt | sed 's/^/  /'
 hb=$(awk '/^host bytes written / && !/recent/ { print $4; exit }' /tmp/vlog.txt)
@@ -47,12 +62,29 @@ want=$(awk -v n="$nb" -v h="$hb" 'BEGIN { if (h > 0) printf "%.3f", int(n * 1000
 [ -n "$waf" ] && [ "$waf" = "$want" ]; chk $? "vendor log: WAF $waf = NAND $nb / host $hb ($want)"
 runs=$(awk '/^reclaim runs/ { print $NF; exit }' /tmp/vlog.txt)
 [ "${runs:-0}" -gt 0 ]; chk $? "vendor log: reclaim runs $runs"
+# DapuStor's log CAh as Debian 13's nvme-cli reads it, against D0h
+/guest/h3100-vlog --fields /tmp/vlog.bin >/tmp/vf.txt
+vf() { sed -n "s/^$1=//p" /tmp/vf.txt; }
+dapu "smart-log-add" >/tmp/dapu.txt; chk $? "nvme dapustor smart-log-add (nvme-cli $(dapu version | awk '{ print $3; exit }'))"
+sed 's/^/  /' /tmp/dapu.txt
+item() { sed -n "s/^$1 *: *//p" /tmp/dapu.txt | head -1; }
+u=33554432
+w=$(item host_bytes_written | sed -n 's/.*sectors: //p')
+[ "$w" = $(( $(vf host_write_bytes) / u )) ]; chk $? "dapustor host_bytes_written $w = D0h $(vf host_write_bytes) B / 32 MiB"
+w=$(item nand_bytes_written | sed -n 's/.*sectors: //p')
+[ "$w" = $(( $(vf nand_write_bytes) / u )) ]; chk $? "dapustor nand_bytes_written $w = D0h $(vf nand_write_bytes) B / 32 MiB"
+w=$(item wear_leveling | sed -n 's/.*\(min: .*\)/\1/p')
+want="min: $(vf erase_min), max: $(vf erase_max), avg: $(( $(vf erase_avg_milli) / 1000 ))"
+[ "$w" = "$want" ]; chk $? "dapustor wear_leveling '$w' = D0h erase counts '$want'"
+[ "$(vf erase_max)" -gt 0 ]; chk $? "erase counts after the overwrites (max $(vf erase_max))"
 exit $GUEST_FAIL
 GUEST
 } >"$tmp/wear.sh"
 
 {
     echo "$GUEST_PRELUDE"
+    echo "$DAPU_PRELUDE"
+    echo "HEAVY_CUT=$heavy_cut"
     cat <<'GUEST'
 sleep 3
 t=$(smart temperature)
@@ -65,16 +97,21 @@ nvme ocp smart-add-log /dev/nvme0 | grep -i thrott | sed 's/^/  /'
 nvme ocp smart-add-log /dev/nvme0 | grep -q 'Current throttling status.*0x2'
 chk $? "ocp smart-add-log: heavy throttling (status 0x2)"
 out=$(nvme get-feature /dev/nvme0 -f 0x10 2>&1); chk $? "get-feature 0x10 (HCTM): $out"
+thr=$(dapu smart-log-add | sed -n 's/^thermal_throttle_status *: *//p')
+echo "  dapustor thermal_throttle_status: $thr"
+case $thr in *" $HEAVY_CUT%, cnt: "[1-9]*) r=0 ;; *) r=1 ;; esac
+chk $r "dapustor thermal_throttle_status: heavy throttling cuts $HEAVY_CUT%, transitions counted"
 exit $GUEST_FAIL
 GUEST
 } >"$tmp/hot.sh"
 
+[ -n "$nvme13" ]; check $? "Debian 13's nvme-cli for the guest (scripts/nvme-cli-trixie.sh)"
 if [ -x "$vlog" ]; then
-    run_guest wear "$disk" "$tmp/wear.sh" --file "$vlog" \
+    run_guest wear "$disk" "$tmp/wear.sh" --file "$vlog" "${nvme13_files[@]}" \
         --device-opts "model-params=$tiny,timing=off"
 else
     bad "no h3100-vlog at $vlog (the test command builds it)"
 fi
-run_guest hot "$disk" "$tmp/hot.sh" \
+run_guest hot "$disk" "$tmp/hot.sh" "${nvme13_files[@]}" \
     --device-opts "model-params=user_bytes=56M,,ambient_k=340,,thermal_tau_ms=200"
 finish

@@ -59,6 +59,10 @@ for w in oltp_read_only oltp_write_only; do
         [ "$(sv "$tmp/$w.sum" workload)" = "$w" ]
     check $? "sysbench $w made transactions without errors (rc $rc, TPS $(sv "$tmp/$w.sum" tps))"
 done
+# the run's WAF: the model log D0h before and after it, by h3100-vlog --fields
+waf=$(sv "$tmp/oltp_write_only.sum" waf)
+awk -v w="$waf" 'BEGIN { exit !(w + 0 >= 1) }'
+check $? "oltp_write_only: the drive's WAF during the run from its model log ($waf)"
 
 # --- pgbench, two instances on two partitions ------------------------------------
 "$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
