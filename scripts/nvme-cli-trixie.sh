@@ -74,5 +74,6 @@ fi
     h3100_die "trixie's nvme has no dapustor plugin"
 rm -rf "$top/root" "$top/apt/cache"
 touch "$run/.complete"
-say "$("$run/ld-linux-x86-64.so.2" --library-path "$run" "$run/nvme" version | head -1) in $run"
+v=$("$run/ld-linux-x86-64.so.2" --library-path "$run" "$run/nvme" version)
+say "${v%%$'\n'*} in $run"
 echo "$run"
