@@ -414,7 +414,6 @@ static void h3100_dapu_timed(H3100State *s, const H3100Health *h,
 static void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l)
 {
     H3100Health h;
-    uint8_t thr[6] = { 0 };
 
     h3100_health(s, &h);
     /*
@@ -429,9 +428,10 @@ static void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l)
                       h3100_pct_left(h.percentage_used), h.erase_min,
                       h.erase_max, (uint64_t)h.erase_avg);
     h3100_dapu_timed(s, &h, l);
-    thr[0] = h3100_throttle_pct(s, &h);
-    stl_le_p(thr + 1, h.tmt1_transitions + h.tmt2_transitions);
-    memcpy(l->thermal_throttle_status.raw, thr, sizeof(thr));
+    /* raw: u8 percent, then u32 transition count */
+    h3100_dapu_item(&l->thermal_throttle_status, 100,
+                    h3100_throttle_pct(s, &h) |
+                    (uint64_t)(h.tmt1_transitions + h.tmt2_transitions) << 8);
     h3100_dapu_item(&l->nand_bytes_written, 100,
                     h.nand_write_bytes / H3100_DAPU_BYTES_UNIT);
     h3100_dapu_item(&l->host_bytes_written, 100,
