@@ -320,6 +320,10 @@ const H3100Cmd h3100_admin_cmds[256] = {
         h3100_self_test, NVME_CMD_EFF_CSUPP, 0, "device-self-test" },
     [NVME_ADM_CMD_DBBUF_CONFIG] = {
         h3100_dbbuf_config, NVME_CMD_EFF_CSUPP, 0, "doorbell-buffer-config" },
+    [NVME_ADM_CMD_DIRECTIVE_SEND] = {
+        h3100_dir_send, NVME_CMD_EFF_CSUPP, 0, "directive-send" },
+    [NVME_ADM_CMD_DIRECTIVE_RECV] = {
+        h3100_dir_recv, NVME_CMD_EFF_CSUPP, 0, "directive-receive" },
     [NVME_ADM_CMD_FORMAT_NVM] = {
         h3100_format, H3100_ERASES, 0, "format-nvm" },
     [H3100_ADM_CMD_SANITIZE] = {

@@ -71,7 +71,8 @@ void h3100_id_ctrl_init(H3100State *s)
     id->rtd3e = cpu_to_le32(2000000);
     id->oaes = cpu_to_le32(H3100_OAES_FW_ACT);
     id->oacs = cpu_to_le16(NVME_OACS_FORMAT | NVME_OACS_FW |
-                           NVME_OACS_DBCS | H3100_OACS_SELF_TEST);
+                           NVME_OACS_DBCS | H3100_OACS_SELF_TEST |
+                           NVME_OACS_DIRECTIVES);
     id->acl = 3;
     id->aerl = H3100_AERL;
     id->frmw = (H3100_FW_SLOTS << 1) | H3100_FRMW_NO_RESET;

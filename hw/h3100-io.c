@@ -295,15 +295,19 @@ void h3100_write_send(H3100State *s, H3100Req *req)
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
+    uint32_t stream;
     H3100Result r;
 
+    if (!status) {
+        status = h3100_write_stream(s, req, &stream);
+    }
     if (status) {
         return status;
     }
     trace_h3100_io_rw(req->sq->sqid, le16_to_cpu(req->cmd.cid), true,
                       req->offset, req->bytes, req->fua);
     r = h3100_model_io(s, H3100_OP_WRITE, req->offset, req->bytes,
-                       req->fua, 0);
+                       req->fua, stream);
     req->done_ns = r.done_ns;
     if (r.status == H3100_READ_ONLY) {
         return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;

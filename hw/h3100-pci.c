@@ -221,6 +221,7 @@ static void h3100_reset_fn(void *opaque)
     h3100_dst_abort(s, 2);
     h3100_fw_reset(s);
     h3100_features_init(s);
+    h3100_streams_reset(s);
     s->format_busy = false;
     s->format_wait = NULL;            /* freed with the admin queue */
     if (s->san.wait_io) {

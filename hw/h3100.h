@@ -238,6 +238,20 @@ typedef struct H3100Sanitize {
     H3100Timer *timer;
 } H3100Sanitize;
 
+/*
+ * Open streams (h3100-directive.c), least recently written first, each
+ * with the model placement hint it holds.
+ */
+#define H3100_STREAMS_MAX           (H3100_MAX_STREAMS - 1)
+
+typedef struct H3100Streams {
+    bool enabled;
+    uint16_t allocated;               /* namespace streams allocated */
+    uint16_t open;
+    uint16_t id[H3100_STREAMS_MAX];
+    uint8_t hint[H3100_STREAMS_MAX];
+} H3100Streams;
+
 /* host and NAND bytes written at a point of model time */
 typedef struct H3100WafSample {
     uint64_t ns;
@@ -390,6 +404,7 @@ struct H3100State {
     H3100Firmware fw;
     H3100SelfTest dst;
     H3100Sanitize san;
+    H3100Streams streams;
     H3100Telemetry tel;
     char *telemetry_path;
     uint32_t telemetry_ms;
@@ -554,6 +569,12 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req);
 
 /* h3100-features.c */
 void h3100_features_init(H3100State *s);
+
+/* h3100-directive.c */
+void h3100_streams_reset(H3100State *s);
+uint16_t h3100_write_stream(H3100State *s, H3100Req *req, uint32_t *hint);
+uint16_t h3100_dir_send(H3100State *s, H3100Req *req);
+uint16_t h3100_dir_recv(H3100State *s, H3100Req *req);
 uint16_t h3100_get_features(H3100State *s, H3100Req *req);
 uint16_t h3100_set_features(H3100State *s, H3100Req *req);
 uint32_t h3100_coalesce_time_ns(H3100State *s);

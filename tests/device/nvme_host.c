@@ -471,6 +471,8 @@ const char *nh_opcode_name(bool admin, uint8_t opc)
         case NVME_ADM_FW_COMMIT: return "Firmware Commit";
         case NVME_ADM_FW_DOWNLOAD: return "Firmware Image Download";
         case NVME_ADM_DEV_SELF_TEST: return "Device Self-test";
+        case NVME_ADM_DIRECTIVE_SEND: return "Directive Send";
+        case NVME_ADM_DIRECTIVE_RECV: return "Directive Receive";
         case NVME_ADM_DBBUF_CONFIG: return "Doorbell Buffer Config";
         case NVME_ADM_FORMAT_NVM: return "Format NVM";
         case NVME_ADM_SANITIZE: return "Sanitize";
@@ -585,6 +587,35 @@ uint16_t nh_get_features(NvmeHost *h, uint8_t fid, uint32_t sel,
         sqe.prp1 = nh_scratch(h, NH_PAGE);
     }
     cqe = nh_cmd(h, h->admin, &sqe);
+    if (dw0) {
+        *dw0 = cqe.dw0;
+    }
+    return nh_status(&cqe);
+}
+
+uint16_t nh_directive(NvmeHost *h, bool send, uint32_t nsid, uint8_t dtype,
+                      uint8_t doper, uint16_t dspec, uint32_t cdw12,
+                      void *buf, uint32_t len, uint32_t *dw0)
+{
+    uint64_t a = len ? nh_scratch(h, len) : 0;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, send ? NVME_ADM_DIRECTIVE_SEND :
+                             NVME_ADM_DIRECTIVE_RECV, nsid);
+    if (len) {
+        if (send) {
+            qt_memwrite(h->qt, a, buf, len);
+        }
+        nh_set_prps(h, &sqe, a, len);
+        sqe.cdw10 = len / 4 - 1;
+    }
+    sqe.cdw11 = doper | (uint32_t)dtype << 8 | (uint32_t)dspec << 16;
+    sqe.cdw12 = cdw12;
+    cqe = nh_cmd(h, h->admin, &sqe);
+    if (len && !send && nh_status(&cqe) == NVME_SC_SUCCESS) {
+        qt_memread(h->qt, a, buf, len);
+    }
     if (dw0) {
         *dw0 = cqe.dw0;
     }

@@ -65,6 +65,8 @@ enum {
     NVME_ADM_FW_COMMIT = 0x10,
     NVME_ADM_FW_DOWNLOAD = 0x11,
     NVME_ADM_DEV_SELF_TEST = 0x14,
+    NVME_ADM_DIRECTIVE_SEND = 0x19,
+    NVME_ADM_DIRECTIVE_RECV = 0x1a,
     NVME_ADM_DBBUF_CONFIG = 0x7c,
     NVME_ADM_FORMAT_NVM = 0x80,
     NVME_ADM_SANITIZE = 0x84,
@@ -303,6 +305,13 @@ uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
                     uint32_t len, uint64_t offset);
 uint16_t nh_get_features(NvmeHost *h, uint8_t fid, uint32_t sel,
                          uint32_t cdw11, uint32_t *dw0);
+/*
+ * Directive Send (@send) or Receive: @dtype, @doper, @dspec in CDW11,
+ * @cdw12, and @len bytes of data from or into @buf (may be NULL).
+ */
+uint16_t nh_directive(NvmeHost *h, bool send, uint32_t nsid, uint8_t dtype,
+                      uint8_t doper, uint16_t dspec, uint32_t cdw12,
+                      void *buf, uint32_t len, uint32_t *dw0);
 uint16_t nh_set_features(NvmeHost *h, uint8_t fid, uint32_t cdw11,
                          bool save, uint32_t *dw0);
 uint16_t nh_create_cq(NvmeHost *h, uint16_t qid, uint16_t entries,
