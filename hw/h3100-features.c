@@ -243,7 +243,7 @@ static uint16_t h3100_get_aec(H3100State *s, H3100Req *req, uint32_t dw11,
 
 static uint16_t h3100_set_aec(H3100State *s, H3100Req *req, uint32_t dw11)
 {
-    s->feat.aec = dw11 & 0x2ff;
+    s->feat.aec = dw11 & 0x6ff;         /* SMART, FW activation, telemetry */
     h3100_health_check(s);
     return NVME_SUCCESS;
 }

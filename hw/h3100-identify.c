@@ -14,6 +14,7 @@
 
 #define H3100_OACS_SELF_TEST    (1 << 4)
 #define H3100_OAES_FW_ACT       (1 << 9)
+#define H3100_LPA_TELEMETRY     (1 << 3)
 #define H3100_FRMW_NO_RESET     (1 << 4)
 #define H3100_SANICAP_BES       (1 << 1)
 #define H3100_DLFEAT_ZEROES     0x09   /* reads 0, WZ Deallocate supported */
@@ -76,7 +77,7 @@ void h3100_id_ctrl_init(H3100State *s)
     id->acl = 3;
     id->aerl = H3100_AERL;
     id->frmw = (H3100_FW_SLOTS << 1) | H3100_FRMW_NO_RESET;
-    id->lpa = NVME_LPA_CSE | NVME_LPA_EXTENDED;
+    id->lpa = NVME_LPA_CSE | NVME_LPA_EXTENDED | H3100_LPA_TELEMETRY;
     id->elpe = H3100_ERRLOG_ENTRIES - 1;
     id->avscc = 1;
     id->wctemp = cpu_to_le16(s->cfg.thermal.wctemp_k);

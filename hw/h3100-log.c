@@ -149,6 +149,7 @@ void h3100_health_check(H3100State *s)
 
     h3100_health(s, &h);
     h3100_waf_sample(s, &h);
+    h3100_tlog_check(s, &h);
     warn = h3100_critical_warning(s, &h);
     fresh = warn & ~s->smart_warn_sent & NVME_AEC_SMART(s->feat.aec);
     s->smart_warn_sent = (s->smart_warn_sent | fresh) & warn;
@@ -576,9 +577,8 @@ static void h3100_fill_effects(NvmeEffectsLog *l)
 }
 
 /* Copy @len bytes of a @size-byte page from offset @off; zero past it. */
-static uint16_t h3100_log_xfer(H3100State *s, H3100Req *req,
-                               const void *page, uint64_t size,
-                               uint64_t off, uint64_t len)
+uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
+                        uint64_t size, uint64_t off, uint64_t len)
 {
     g_autofree uint8_t *buf = NULL;
 
@@ -591,7 +591,7 @@ static uint16_t h3100_log_xfer(H3100State *s, H3100Req *req,
 }
 
 static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
-                               uint64_t off, uint64_t len)
+                               uint8_t lsp, uint64_t off, uint64_t len)
 {
     NvmeSmartLog smart = { 0 };
     NvmeFwSlotInfoLog fw = { 0 };
@@ -616,6 +616,9 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
         return h3100_log_xfer(s, req, eff, sizeof(*eff), off, len);
     case H3100_LOG_SELF_TEST:
         return h3100_self_test_log(s, req, off, len);
+    case H3100_LOG_TELEMETRY_HOST:
+    case H3100_LOG_TELEMETRY_CTRL:
+        return h3100_tlog_get(s, req, lid, lsp, off, len);
     case H3100_LOG_SANITIZE:
         return h3100_sanitize_log(s, req, off, len);
     case H3100_LOG_OCP_SMART:
@@ -640,6 +643,7 @@ static int h3100_log_event_type(uint8_t lid)
     case NVME_LOG_SMART_INFO:
         return NVME_AER_TYPE_SMART;
     case NVME_LOG_FW_SLOT_INFO:
+    case H3100_LOG_TELEMETRY_CTRL:
         return NVME_AER_TYPE_NOTICE;
     case H3100_LOG_SANITIZE:
         return NVME_AER_TYPE_IO_SPECIFIC;
@@ -672,7 +676,7 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     if (nsid && nsid != NVME_NSID_BROADCAST && nsid != H3100_NSID) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
-    status = h3100_log_page(s, req, lid, off, len);
+    status = h3100_log_page(s, req, lid, (dw10 >> 8) & 0xf, off, len);
     type = h3100_log_event_type(lid);
     if (!status && !rae && type >= 0) {
         h3100_aer_clear(s, type);

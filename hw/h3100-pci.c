@@ -113,7 +113,7 @@ void h3100_guard_leave(H3100State *s, bool was)
     }
 }
 
-static uint64_t h3100_now_locked(H3100State *s)
+uint64_t h3100_now_locked(H3100State *s)
 {
     int64_t v = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->time_base;
     uint64_t now = v > 0 ? v : 0;
@@ -543,6 +543,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     h3100_pstate_close(s);
     g_array_free(s->uncor, true);
     h3100_fw_free(s);
+    h3100_tlog_free(s);
     h3100_model_free(s->model);
     s->model = NULL;
     qemu_mutex_destroy(&s->model_lock);

@@ -29,6 +29,7 @@ static void h3100_reclaim_traced(void *opaque, H3100ReclaimStep step,
     switch (step) {
     case H3100_RECLAIM_VICTIM:
         trace_h3100_reclaim_victim(now, sb, a, b);
+        h3100_tlog_note_reclaim(opaque, now, sb, a, b);
         break;
     case H3100_RECLAIM_READ:
         trace_h3100_reclaim_read(now, sb, a);

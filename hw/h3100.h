@@ -30,6 +30,7 @@
 
 #include "h3100/model.h"
 #include "h3100/telemetry.h"
+#include "h3100/telemetry-log.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -252,6 +253,26 @@ typedef struct H3100Streams {
     uint8_t hint[H3100_STREAMS_MAX];
 } H3100Streams;
 
+/* a Telemetry log page as taken (h3100-telemetry-log.c); NULL: none */
+typedef struct H3100TelPage {
+    uint8_t *buf;
+    size_t len;
+} H3100TelPage;
+
+/* log pages 07h / 08h and the history they report */
+typedef struct H3100TelLog {
+    H3100TelReclaim reclaim[H3100_TEL_RECLAIMS];  /* rings */
+    H3100TelThermal thermal[H3100_TEL_THERMAL];
+    uint64_t reclaims;
+    uint64_t thermal_changes;
+    uint32_t level;                   /* throttle level last seen */
+    bool read_only;                   /* last seen */
+    H3100TelPage host;
+    H3100TelPage ctrl;
+    uint8_t host_gen;
+    uint8_t ctrl_gen;
+} H3100TelLog;
+
 /* host and NAND bytes written at a point of model time */
 typedef struct H3100WafSample {
     uint64_t ns;
@@ -405,6 +426,7 @@ struct H3100State {
     H3100SelfTest dst;
     H3100Sanitize san;
     H3100Streams streams;
+    H3100TelLog tlog;
     H3100Telemetry tel;
     char *telemetry_path;
     uint32_t telemetry_ms;
@@ -415,6 +437,8 @@ struct H3100State {
 /* h3100-pci.c */
 void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
 uint64_t h3100_now(H3100State *s);
+/* model time now; the caller holds model_lock */
+uint64_t h3100_now_locked(H3100State *s);
 int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns);
 H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
                            uint64_t length, bool fua, uint32_t stream);
@@ -570,6 +594,14 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req);
 /* h3100-features.c */
 void h3100_features_init(H3100State *s);
 
+/* h3100-telemetry-log.c */
+void h3100_tlog_note_reclaim(H3100State *s, uint64_t now, uint32_t sb,
+                             uint64_t valid, bool wear);
+void h3100_tlog_check(H3100State *s, const H3100Health *h);
+uint16_t h3100_tlog_get(H3100State *s, H3100Req *req, uint8_t lid,
+                        uint8_t lsp, uint64_t off, uint64_t len);
+void h3100_tlog_free(H3100State *s);
+
 /* h3100-directive.c */
 void h3100_streams_reset(H3100State *s);
 uint16_t h3100_write_stream(H3100State *s, H3100Req *req, uint32_t *hint);
@@ -581,6 +613,9 @@ uint32_t h3100_coalesce_time_ns(H3100State *s);
 uint32_t h3100_coalesce_thr(H3100State *s);
 
 /* h3100-log.c */
+/* @len bytes of a @size-byte page from @off (Invalid Field past it) */
+uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
+                        uint64_t size, uint64_t off, uint64_t len);
 uint16_t h3100_get_log(H3100State *s, H3100Req *req);
 void h3100_error_log_add(H3100State *s, H3100Req *req);
 void h3100_health_check(H3100State *s);

@@ -655,7 +655,9 @@ uint64_t h3100_model_memory_bytes(const H3100Model *m)
     return sizeof(*m) + ftl_memory_bytes(&m->ftl) +
            (uint64_t)m->ftl.nsb * sizeof(uint64_t) +
            UNIT_TABLE * sizeof(UnitDone) +
-           (uint64_t)m->nand.dies * (m->nand.planes + 3) * sizeof(uint64_t);
+           /* per die and plane, with the dies' and buses' busy time */
+           (uint64_t)m->nand.dies * (m->nand.planes + 4) * sizeof(uint64_t) +
+           (uint64_t)m->cfg.geo.channels * sizeof(uint64_t);
 }
 
 char *h3100_model_check(const H3100Model *m)
@@ -706,6 +708,14 @@ void h3100_model_set_power_cap(H3100Model *m, uint32_t max_mw)
     }
     m->power_keep_pct = keep;
     model_apply_throttle(m);
+}
+
+void h3100_model_nand_busy(const H3100Model *m, uint64_t *die_ns,
+                           uint64_t *chan_ns)
+{
+    memcpy(die_ns, m->nand.die_busy_ns, m->nand.dies * sizeof(*die_ns));
+    memcpy(chan_ns, m->nand.bus_busy_ns,
+           m->cfg.geo.channels * sizeof(*chan_ns));
 }
 
 void h3100_model_health(H3100Model *m, uint64_t now, H3100Health *h)

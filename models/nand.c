@@ -19,6 +19,8 @@ void nand_init(Nand *n, const H3100Config *cfg)
     n->bus = g_new0(Calendar, channels);
     n->q = g_new0(DieQueue, n->dies);
     n->read_free = g_new0(uint64_t, (size_t)n->dies * n->planes);
+    n->die_busy_ns = g_new0(uint64_t, n->dies);
+    n->bus_busy_ns = g_new0(uint64_t, channels);
     n->present = 0;
     n->next_retire = UINT64_MAX;
     memset(&n->stats, 0, sizeof(n->stats));
@@ -53,6 +55,8 @@ void nand_destroy(Nand *n)
     g_free(n->bus);
     g_free(n->q);
     g_free(n->read_free);
+    g_free(n->die_busy_ns);
+    g_free(n->bus_busy_ns);
 }
 
 void nand_reset_time(Nand *n)
@@ -110,7 +114,17 @@ static void note_end(Nand *n, uint64_t end)
 /* Book the channel bus of @die for @len from @t; returns the end. */
 static uint64_t bus_book(Nand *n, uint32_t die, uint64_t t, uint64_t len)
 {
-    return cal_book(&n->bus[die % n->cfg->geo.channels], t, len, n->present);
+    uint32_t ch = die % n->cfg->geo.channels;
+
+    n->bus_busy_ns[ch] += len;
+    return cal_book(&n->bus[ch], t, len, n->present);
+}
+
+/* Array time (not the throttled hold) of an operation on @die. */
+static void count_array(Nand *n, uint32_t die, uint64_t ns)
+{
+    n->stats.busy_ns += ns;
+    n->die_busy_ns[die] += ns;
 }
 
 /* Move queued operations from index @i on so none starts before @t. */
@@ -180,7 +194,7 @@ transfer:
         }
     }
     n->stats.page_reads++;
-    n->stats.busy_ns += nt->t_read_ns[ptype];
+    count_array(n, die, nt->t_read_ns[ptype]);
     /* cache read: the plane starts its next read while this one's data
      * leaves the cache register over the bus */
     return bus_book(n, die, end, nt->t_cmd_ns + slots * n->slot_xfer_ns);
@@ -208,7 +222,7 @@ uint64_t nand_program(Nand *n, uint64_t t, uint32_t die,
     queue_push(&n->q[die], start, end, host_bytes);
     note_end(n, end);
     n->stats.programs++;
-    n->stats.busy_ns += nt->t_prog_ns;
+    count_array(n, die, nt->t_prog_ns);
     return end;
 }
 
@@ -222,7 +236,7 @@ uint64_t nand_erase(Nand *n, uint64_t t, uint32_t die)
     queue_push(&n->q[die], start, end, 0);
     note_end(n, end);
     n->stats.erases++;
-    n->stats.busy_ns += nt->t_erase_ns;
+    count_array(n, die, nt->t_erase_ns);
     return end;
 }
 

@@ -59,6 +59,8 @@ typedef struct Nand {
     uint64_t erase_hold_ns;
     uint32_t keep_pct;                /* throughput kept when throttled */
     NandStats stats;
+    uint64_t *die_busy_ns;            /* array time per die */
+    uint64_t *bus_busy_ns;            /* transfer time per channel bus */
 } Nand;
 
 void nand_init(Nand *n, const H3100Config *cfg);

@@ -142,6 +142,15 @@ typedef void (*H3100ReclaimFn)(void *opaque, H3100ReclaimStep step,
 void h3100_model_set_reclaim_observer(H3100Model *m, H3100ReclaimFn fn,
                                       void *opaque);
 
+/*
+ * Array time booked on each die (NAND operations, not the idle spacing of
+ * thermal throttling) into @die_ns[0 .. h3100_dies() - 1], and transfer
+ * time on each channel bus into @chan_ns[0 .. channels - 1], since the
+ * model was made (not saved in state files).
+ */
+void h3100_model_nand_busy(const H3100Model *m, uint64_t *die_ns,
+                           uint64_t *chan_ns);
+
 /* Let background work (idle reclaim) run up to @now. */
 void h3100_model_idle(H3100Model *m, uint64_t now);
 

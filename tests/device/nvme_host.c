@@ -555,6 +555,12 @@ uint16_t nh_identify(NvmeHost *h, uint32_t cns, uint32_t nsid, void *buf)
 uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
                     uint32_t len, uint64_t offset)
 {
+    return nh_get_log_lsp(h, lid, 0, nsid, buf, len, offset);
+}
+
+uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
+                        void *buf, uint32_t len, uint64_t offset)
+{
     uint64_t a = nh_scratch(h, len);
     uint32_t numd = len / 4 - 1;
     NvmeSqe sqe;
@@ -563,7 +569,7 @@ uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
     qt_memset(h->qt, a, 0, len);
     nh_sqe_init(&sqe, NVME_ADM_GET_LOG_PAGE, nsid);
     nh_set_prps(h, &sqe, a, len);
-    sqe.cdw10 = lid | ((numd & 0xffff) << 16);
+    sqe.cdw10 = lid | (uint32_t)(lsp & 0xf) << 8 | ((numd & 0xffff) << 16);
     sqe.cdw11 = numd >> 16;
     sqe.cdw12 = (uint32_t)offset;
     sqe.cdw13 = (uint32_t)(offset >> 32);

@@ -303,6 +303,9 @@ void nh_set_prps(NvmeHost *h, NvmeSqe *sqe, uint64_t addr, uint64_t len);
 uint16_t nh_identify(NvmeHost *h, uint32_t cns, uint32_t nsid, void *buf);
 uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
                     uint32_t len, uint64_t offset);
+/* ... with Log Specific Field @lsp (CDW10 bits 11:8) */
+uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
+                        void *buf, uint32_t len, uint64_t offset);
 uint16_t nh_get_features(NvmeHost *h, uint8_t fid, uint32_t sel,
                          uint32_t cdw11, uint32_t *dw0);
 /*

@@ -14,8 +14,11 @@
 # D0h has them.  Boot 2, a drive in 67 C air (model-params
 # ambient_k=340): the SMART composite temperature passes the warning
 # threshold, the critical warning has its temperature bit, the OCP log
-# and the DapuStor plugin show heavy throttling, and Host Controlled
-# Thermal Management (get-feature 0x10) answers.
+# and the DapuStor plugin show heavy throttling, Host Controlled
+# Thermal Management (get-feature 0x10) answers, and `nvme telemetry-log`
+# fetches log 07h (a host-initiated snapshot) and 08h (the one the drive
+# took when heavy throttling began), which h3100-tlog (copied in)
+# decodes.
 # Environment: H3100_ACCEL, H3100_CACHE, TMPDIR; H3100_GUEST_TESTS=0 skips.
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
@@ -26,6 +29,7 @@ tiny="user_bytes=56M,,channels=1,,dies_per_channel=1,,pages_per_block=48,,blocks
 disk=$tmp/h3100.raw
 truncate -s $((56 * 1024 * 1024)) "$disk"
 sim=$(dirname "$vlog")/h3100-sim
+tlog=$(dirname "$vlog")/h3100-tlog
 # Debian 13's nvme-cli, with the DapuStor plugin, and what it runs on
 nvme13=$("$GUEST_HERE/../../scripts/nvme-cli-trixie.sh") || nvme13=''
 nvme13_files=()
@@ -97,6 +101,20 @@ nvme ocp smart-add-log /dev/nvme0 | grep -i thrott | sed 's/^/  /'
 nvme ocp smart-add-log /dev/nvme0 | grep -q 'Current throttling status.*0x2'
 chk $? "ocp smart-add-log: heavy throttling (status 0x2)"
 out=$(nvme get-feature /dev/nvme0 -f 0x10 2>&1); chk $? "get-feature 0x10 (HCTM): $out"
+nvme telemetry-log /dev/nvme0 --output-file=/tmp/th.bin >/dev/null 2>&1
+chk $? "nvme telemetry-log: host-initiated (07h)"
+/guest/h3100-tlog /tmp/th.bin >/tmp/th.txt; chk $? "h3100-tlog decodes 07h"
+sed -n '1,4p' /tmp/th.txt | sed 's/^/  /'
+grep -q '^log 07h (host-initiated), host generation 1, controller data available' /tmp/th.txt
+chk $? "07h: generation 1, controller-initiated data available"
+[ "$(grep -c '^die ' /tmp/th.txt)" -gt 0 ] && grep -q '^channel ' /tmp/th.txt
+chk $? "07h: per-die and per-channel busy time"
+nvme telemetry-log /dev/nvme0 --controller-init --output-file=/tmp/tc.bin >/dev/null 2>&1
+chk $? "nvme telemetry-log --controller-init (08h)"
+/guest/h3100-tlog /tmp/tc.bin >/tmp/tc.txt; chk $? "h3100-tlog decodes 08h"
+grep -A3 '^throttle changes' /tmp/tc.txt | sed 's/^/  /'
+grep -q '^reason: heavy thermal throttling' /tmp/tc.txt && grep -q 'level [01] -> 2$' /tmp/tc.txt
+chk $? "08h: taken when heavy throttling began, with the change that started it"
 thr=$(dapu smart-log-add | sed -n 's/^thermal_throttle_status *: *//p')
 echo "  dapustor thermal_throttle_status: $thr"
 case $thr in *" $HEAVY_CUT%, cnt: "[1-9]*) r=0 ;; *) r=1 ;; esac
@@ -112,6 +130,6 @@ if [ -x "$vlog" ]; then
 else
     bad "no h3100-vlog at $vlog (the test command builds it)"
 fi
-run_guest hot "$disk" "$tmp/hot.sh" "${nvme13_files[@]}" \
+run_guest hot "$disk" "$tmp/hot.sh" "${nvme13_files[@]}" --file "$tlog" \
     --device-opts "model-params=user_bytes=56M,,ambient_k=340,,thermal_tau_ms=200"
 finish

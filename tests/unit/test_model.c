@@ -194,6 +194,36 @@ static void log_reclaim(void *opaque, H3100ReclaimStep step, uint64_t now,
 }
 
 /* Every reclaim step reaches the observer, timed or not. */
+/* Each die's array time and each channel's bus time add up and spread. */
+START_TEST(test_nand_busy_per_die)
+{
+    H3100Model *m = tiny_model(H3100_FAMILY_H3100, 2);
+    const H3100Config *cfg = h3100_model_config(m);
+    uint32_t dies = h3100_dies(cfg), ch = cfg->geo.channels;
+    g_autofree uint64_t *die_ns = g_new0(uint64_t, dies);
+    g_autofree uint64_t *chan_ns = g_new0(uint64_t, ch);
+    uint64_t sum = 0, t = 0;
+    H3100Health h;
+
+    for (uint64_t i = 0; i < 4096; i++) {
+        t = io_at(m, t, H3100_OP_WRITE, i * (128 << 10) %
+                  (h3100_user_slots(cfg) * 4096), 128 << 10).done_ns;
+    }
+    h3100_model_health(m, t, &h);
+    h3100_model_nand_busy(m, die_ns, chan_ns);
+    ck_assert_uint_gt(ch, 1);
+    for (uint32_t d = 0; d < dies; d++) {
+        ck_assert_msg(die_ns[d] > 0, "die %u never busy", d);
+        sum += die_ns[d];
+    }
+    ck_assert_uint_eq(sum, h.nand_busy_ns);
+    for (uint32_t c = 0; c < ch; c++) {
+        ck_assert_msg(chan_ns[c] > 0, "channel %u never busy", c);
+    }
+    h3100_model_free(m);
+}
+END_TEST
+
 START_TEST(test_reclaim_observer)
 {
     H3100Model *m = tiny_model(H3100_FAMILY_H3100, 1);
@@ -434,6 +464,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_ranges_and_unaligned);
     tcase_add_test(tc, test_format_and_sanitize);
     tcase_add_test(tc, test_reclaim_observer);
+    tcase_add_test(tc, test_nand_busy_per_die);
     suite_add_tcase(s, tc);
     return s;
 }
