@@ -46,6 +46,7 @@ void h3100_fw_reset(H3100State *s)
     if (s->fw.next) {
         trace_h3100_fw_activate(s->fw.next);
         s->fw.active = s->fw.next;
+        s->ext.fw_updates++;
         s->fw.next = 0;
     }
 }
@@ -149,6 +150,7 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req)
         trace_h3100_fw_activate(fs);
         s->fw.active = fs;
         s->fw.next = 0;
+        s->ext.fw_updates++;
         return NVME_SUCCESS;
     default:
         return NVME_INVALID_FIELD | NVME_DNR;

@@ -8,15 +8,15 @@
  * Log pages: 01h error information, 02h SMART / health (from the drive
  * model), 03h firmware slot information, 05h commands supported and
  * effects, 06h device self-test, 81h sanitize status, C0h OCP SMART /
- * Health Information Extended, CAh DapuStor's additional SMART log as
- * nvme-cli's plugin reads it (include/h3100/dapustor-log.h), D0h the
- * H3100 model log (WAF, reclaim, write buffer: include/h3100/vlog.h).
+ * Health Information Extended, CAh / CBh DapuStor's additional SMART
+ * logs (h3100-dapustor-log.c), 07h / 08h telemetry
+ * (h3100-telemetry-log.c), D0h the H3100 model log (WAF, reclaim, write
+ * buffer: include/h3100/vlog.h).
  */
 
 #include "qemu/osdep.h"
 #include "qapi/visitor.h"
 #include "h3100.h"
-#include "h3100/dapustor-log.h"
 #include "h3100/vlog.h"
 #include "trace.h"
 
@@ -133,7 +133,7 @@ static H3100WafSample h3100_waf_base(H3100State *s, uint64_t now)
 }
 
 /* NAND bytes per host byte, x1000, rounded down; 0 before any write. */
-static uint64_t h3100_waf_milli(uint64_t nand, uint64_t host)
+uint64_t h3100_waf_milli(uint64_t nand, uint64_t host)
 {
     if (!host) {
         return 0;
@@ -150,6 +150,7 @@ void h3100_health_check(H3100State *s)
     h3100_health(s, &h);
     h3100_waf_sample(s, &h);
     h3100_tlog_check(s, &h);
+    h3100_extremes_note(s, &h);
     warn = h3100_critical_warning(s, &h);
     fresh = warn & ~s->smart_warn_sent & NVME_AEC_SMART(s->feat.aec);
     s->smart_warn_sent = (s->smart_warn_sent | fresh) & warn;
@@ -343,102 +344,6 @@ static void h3100_fill_vendor(H3100State *s, H3100VendorLog *l)
     l->now_ns = cpu_to_le64(h.now_ns);
 }
 
-/* ---- DapuStor additional SMART (CAh), as nvme-cli's plugin reads it ---- */
-
-/* Every item's key, and the values of a new drive. */
-static void h3100_dapu_init(H3100DapuSmartLog *l)
-{
-#define H3100_DAPU_INIT(name, k) \
-    l->name.key = (k);           \
-    l->name.norm = 100;
-    H3100_DAPU_SMART_ITEMS(H3100_DAPU_INIT)
-#undef H3100_DAPU_INIT
-}
-
-static void h3100_dapu_item(H3100DapuItem *it, uint8_t norm, uint64_t raw)
-{
-    it->norm = norm;
-    for (unsigned i = 0; i < sizeof(it->raw); i++) {
-        it->raw[i] = raw >> (8 * i);
-    }
-}
-
-static void h3100_dapu_triple(H3100DapuItem *it, uint8_t norm,
-                              uint64_t a, uint64_t b, uint64_t c)
-{
-    h3100_dapu_item(it, norm, MIN(a, UINT16_MAX) |
-                    MIN(b, UINT16_MAX) << 16 | MIN(c, UINT16_MAX) << 32);
-}
-
-static uint8_t h3100_pct_left(uint32_t used)
-{
-    return 100 - MIN(used, 100);
-}
-
-/* The thermal model's throughput cut now, in percent. */
-static uint8_t h3100_throttle_pct(H3100State *s, const H3100Health *h)
-{
-    switch (h->throttle_level) {
-    case 0:
-        return 0;
-    case 1:
-        return 100 - MIN(s->cfg.thermal.throttle_light_pct, 100);
-    default:
-        return 100 - MIN(s->cfg.thermal.throttle_heavy_pct, 100);
-    }
-}
-
-/*
- * The timed workload runs from the device's start (this power-on): the
- * drive has no command that restarts it.
- */
-static void h3100_dapu_timed(H3100State *s, const H3100Health *h,
-                             H3100DapuSmartLog *l)
-{
-    const H3100Health *b = &s->tw_base;
-    uint64_t reads = h->host_read_cmds - MIN(b->host_read_cmds,
-                                             h->host_read_cmds);
-    uint64_t writes = h->host_write_cmds - MIN(b->host_write_cmds,
-                                               h->host_write_cmds);
-    double wear = h->rated_pe ? (h->erase_avg - b->erase_avg) /
-                                h->rated_pe * 100 * 1024 : 0;
-
-    h3100_dapu_item(&l->timed_workload_media_wear, 100,
-                    wear > 0 ? (uint64_t)wear : 0);
-    h3100_dapu_item(&l->timed_workload_host_reads, 100,
-                    reads + writes ? reads * 100 / (reads + writes) : 0);
-    h3100_dapu_item(&l->timed_workload_timer, 100,
-                    (h->now_ns - MIN(b->now_ns, h->now_ns)) /
-                    (60 * NANOSECONDS_PER_SECOND));
-}
-
-static void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l)
-{
-    H3100Health h;
-
-    h3100_health(s, &h);
-    /*
-     * Left as new: program failures (the model's blocks fail at erase),
-     * end-to-end and CRC errors, retry buffer overflows, PLL lock loss
-     * (nothing in the drive model raises them).
-     */
-    h3100_dapu_init(l);
-    h3100_dapu_item(&l->erase_fail_cnt, MIN(h.available_spare_pct, 100),
-                    h.grown_bad_blocks);
-    h3100_dapu_triple(&l->wear_leveling_cnt,
-                      h3100_pct_left(h.percentage_used), h.erase_min,
-                      h.erase_max, (uint64_t)h.erase_avg);
-    h3100_dapu_timed(s, &h, l);
-    /* raw: u8 percent, then u32 transition count */
-    h3100_dapu_item(&l->thermal_throttle_status, 100,
-                    h3100_throttle_pct(s, &h) |
-                    (uint64_t)(h.tmt1_transitions + h.tmt2_transitions) << 8);
-    h3100_dapu_item(&l->nand_bytes_written, 100,
-                    h.nand_write_bytes / H3100_DAPU_BYTES_UNIT);
-    h3100_dapu_item(&l->host_bytes_written, 100,
-                    h.host_write_bytes / H3100_DAPU_BYTES_UNIT);
-}
-
 /* ---- read-only QOM properties with the live health -------------------- */
 
 typedef enum H3100HealthProp {
@@ -599,6 +504,7 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
     uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
     H3100VendorLog vlog = { 0 };
     H3100DapuSmartLog dapu = { 0 };
+    H3100DapuExtLog dapu_ext = { 0 };
 
     switch (lid) {
     case NVME_LOG_ERROR_INFO:
@@ -627,6 +533,9 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
     case H3100_LOG_DAPU_SMART:
         h3100_fill_dapu_smart(s, &dapu);
         return h3100_log_xfer(s, req, &dapu, sizeof(dapu), off, len);
+    case H3100_LOG_DAPU_EXT:
+        h3100_fill_dapu_ext(s, &dapu_ext);
+        return h3100_log_xfer(s, req, &dapu_ext, sizeof(dapu_ext), off, len);
     case H3100_LOG_VENDOR:
         h3100_fill_vendor(s, &vlog);
         return h3100_log_xfer(s, req, &vlog, sizeof(vlog), off, len);

@@ -505,6 +505,7 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
     if (s->state_path) {
         h3100_pstate_apply(s);
     }
+    h3100_extremes_start(s, &s->tw_base);  /* after the lifetime ones */
     if (!h3100_telemetry_init(s, errp)) {
         h3100_pstate_close(s);
         return;

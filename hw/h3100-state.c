@@ -11,7 +11,8 @@
  * checksum.  The device part, little-endian:
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (3; 2 has no serial, 1 no recent-WAF samples)
+ *    4  u32         version (4; 3 has no CBh lifetime fields, 2 no
+ *                   serial, 1 no recent-WAF samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -23,8 +24,11 @@
  *   74  u16         K, recent-WAF samples (<= H3100_WAF_RING; 0 in v1)
  *   76  u32         N, uncorrectable ranges (<= H3100_UNCOR_MAX)
  *   80  char[20]    serial number, NUL-padded printable ASCII (v3)
- *  100  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
- *       (at 80 in versions 1 and 2)
+ *  100  u32 x 5     log CBh over the drive's life (v4): temperature min,
+ *                   max, temperature at power-on min, max (kelvin, 0 =
+ *                   not seen; min <= max), firmware activations
+ *  120  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *       (at 100 in version 3, 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
  *
@@ -48,10 +52,13 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    3
+#define H3100_DS_VERSION    4
 #define H3100_DS_HDR_V2     80
 #define H3100_DS_SERIAL     20
-#define H3100_DS_HDR_BYTES  (H3100_DS_HDR_V2 + H3100_DS_SERIAL)
+#define H3100_DS_HDR_V3     (H3100_DS_HDR_V2 + H3100_DS_SERIAL)
+#define H3100_DS_LIFE       20
+#define H3100_DS_HDR_BYTES  (H3100_DS_HDR_V3 + H3100_DS_LIFE)
+#define H3100_DS_TEMP_MAX_K 473               /* 200 C: no drive lives */
 #define H3100_DS_WAF_BYTES  24
 
 /* The device's part of the file, from the live device. */
@@ -76,6 +83,11 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     stw_le_p(hdr + 74, s->waf_count);
     stl_le_p(hdr + 76, s->uncor->len);
     memcpy(hdr + H3100_DS_HDR_V2, s->sn, strnlen(s->sn, H3100_DS_SERIAL));
+    stl_le_p(hdr + H3100_DS_HDR_V3, s->ext.life_min_k);
+    stl_le_p(hdr + H3100_DS_HDR_V3 + 4, s->ext.life_max_k);
+    stl_le_p(hdr + H3100_DS_HDR_V3 + 8, s->ext.pon_min_k);
+    stl_le_p(hdr + H3100_DS_HDR_V3 + 12, s->ext.pon_max_k);
+    stl_le_p(hdr + H3100_DS_HDR_V3 + 16, s->ext.fw_updates);
     g_byte_array_append(b, hdr, sizeof(hdr));
     for (guint i = 0; i < s->uncor->len; i++) {
         H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
@@ -156,11 +168,24 @@ bool h3100_pstate_serial(H3100State *s, char *sn, size_t len)
     const uint8_t *p = s->pstate_blob ?
                        g_bytes_get_data(s->pstate_blob, &blen) : NULL;
 
-    if (blen < H3100_DS_HDR_BYTES || ldl_le_p(p + 4) < 3) {
+    if (blen < H3100_DS_HDR_V3 || ldl_le_p(p + 4) < 3) {
         return false;
     }
     g_strlcpy(sn, (const char *)p + H3100_DS_HDR_V2,
               MIN(len, H3100_DS_SERIAL + 1));
+    return true;
+}
+
+/* Two min <= max pairs of kelvin, each 0 (not seen) or plausible. */
+static bool h3100_pstate_life_ok(const uint8_t *p)
+{
+    for (unsigned i = 0; i < 2; i++) {
+        uint32_t lo = ldl_le_p(p + 8 * i), hi = ldl_le_p(p + 8 * i + 4);
+
+        if (hi > H3100_DS_TEMP_MAX_K || lo > hi || (!lo && hi)) {
+            return false;
+        }
+    }
     return true;
 }
 
@@ -188,12 +213,16 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (version < 1 || version > H3100_DS_VERSION) {
         return "unknown device state version";
     }
-    hdr_len = version >= 3 ? H3100_DS_HDR_BYTES : H3100_DS_HDR_V2;
+    hdr_len = version >= 4 ? H3100_DS_HDR_BYTES :
+              version >= 3 ? H3100_DS_HDR_V3 : H3100_DS_HDR_V2;
     if (len < hdr_len) {
         return "bad device state length";
     }
     if (version >= 3 && !h3100_pstate_serial_ok(p + H3100_DS_HDR_V2)) {
         return "bad serial number";
+    }
+    if (version >= 4 && !h3100_pstate_life_ok(p + H3100_DS_HDR_V3)) {
+        return "bad lifetime temperatures";
     }
     active = p[72];
     next = p[73];
@@ -236,9 +265,17 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
         memcpy(s->fw.slot[i + 1], p + 48 + i * 8, 8);
     }
+    if (version >= 4) {
+        s->ext.life_min_k = ldl_le_p(p + H3100_DS_HDR_V3);
+        s->ext.life_max_k = ldl_le_p(p + H3100_DS_HDR_V3 + 4);
+        s->ext.pon_min_k = ldl_le_p(p + H3100_DS_HDR_V3 + 8);
+        s->ext.pon_max_k = ldl_le_p(p + H3100_DS_HDR_V3 + 12);
+        s->ext.fw_updates = ldl_le_p(p + H3100_DS_HDR_V3 + 16);
+    }
     /* a restart is a reset: a pending activation takes effect */
     s->fw.active = next ? next : active;
     s->fw.next = 0;
+    s->ext.fw_updates += next != 0;
     return NULL;
 }
 

@@ -31,6 +31,7 @@
 #include "h3100/model.h"
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
+#include "h3100/dapustor-log.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -253,6 +254,26 @@ typedef struct H3100Streams {
     uint8_t hint[H3100_STREAMS_MAX];
 } H3100Streams;
 
+/*
+ * What log CBh reports that the model does not keep: kelvin, mW; this
+ * run's, and the lifetime ones (life_*, pon_min/max_k, fw_updates) that
+ * state= files keep.  0 K: not seen yet.
+ */
+typedef struct H3100Extremes {
+    uint32_t run_min_k;
+    uint32_t run_max_k;
+    uint32_t life_min_k;
+    uint32_t life_max_k;
+    uint32_t pon_k;                   /* at this start */
+    uint32_t pon_min_k;               /* over every start */
+    uint32_t pon_max_k;
+    uint32_t power_min_mw;
+    uint32_t power_max_mw;
+    uint64_t power_sum_mw;            /* over power_samples health checks */
+    uint64_t power_samples;
+    uint32_t fw_updates;              /* firmware activations */
+} H3100Extremes;
+
 /* a Telemetry log page as taken (h3100-telemetry-log.c); NULL: none */
 typedef struct H3100TelPage {
     uint8_t *buf;
@@ -427,6 +448,7 @@ struct H3100State {
     H3100Sanitize san;
     H3100Streams streams;
     H3100TelLog tlog;
+    H3100Extremes ext;
     H3100Telemetry tel;
     char *telemetry_path;
     uint32_t telemetry_ms;
@@ -594,6 +616,12 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req);
 /* h3100-features.c */
 void h3100_features_init(H3100State *s);
 
+/* h3100-dapustor-log.c */
+void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l);
+void h3100_fill_dapu_ext(H3100State *s, H3100DapuExtLog *l);
+void h3100_extremes_start(H3100State *s, const H3100Health *h);
+void h3100_extremes_note(H3100State *s, const H3100Health *h);
+
 /* h3100-telemetry-log.c */
 void h3100_tlog_note_reclaim(H3100State *s, uint64_t now, uint32_t sb,
                              uint64_t valid, bool wear);
@@ -617,6 +645,8 @@ uint32_t h3100_coalesce_thr(H3100State *s);
 uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
                         uint64_t size, uint64_t off, uint64_t len);
 uint16_t h3100_get_log(H3100State *s, H3100Req *req);
+/* NAND bytes per host byte, x1000, rounded down; 0 before any write */
+uint64_t h3100_waf_milli(uint64_t nand, uint64_t host);
 void h3100_error_log_add(H3100State *s, H3100Req *req);
 void h3100_health_check(H3100State *s);
 uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h);

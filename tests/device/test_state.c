@@ -7,11 +7,13 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dev.h"
+#include "h3100/dapustor-log.h"
 
 /* A small geometry where preconditioning wears the blocks. */
 #define ST_PARAMS "user_bytes=256M,dies_per_channel=1,blocks_per_plane=64," \
@@ -575,6 +577,77 @@ START_TEST(test_serial_saved)
 }
 END_TEST
 
+/* CBh item @name's u16 @k, and its raw bytes as one number */
+#define EXT_U16(l, name, k) \
+    le16_at(l, offsetof(H3100DapuExtLog, name) + 5 + 2 * (k))
+#define EXT_RAW(l, name) \
+    (le64_at(l, offsetof(H3100DapuExtLog, name) + 5) & 0xffffffffffffull)
+
+static void dapu_ext(Dev *d, uint8_t *log)
+{
+    ck_status(nh_get_log(d->h, H3100_LOG_DAPU_EXT, 0xffffffff, log, 512, 0),
+              0, "log CBh");
+}
+
+/*
+ * Log CBh's lifetime part (temperature extremes since born, the
+ * temperature at every start, firmware activations) survives a restart;
+ * a file whose saved temperatures cannot be is refused.
+ */
+START_TEST(test_dapustor_life_survives_restart)
+{
+    g_autofree char *path = state_file("life.h3s");
+    uint8_t a[512], b[512], part[120] = "H3DS";
+    H3100Model *m;
+    GError *err = NULL;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+    Dev *d;
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    nh_sqe_init(&sqe, NVME_ADM_FW_COMMIT, 0);
+    sqe.cdw10 = 1 | 3 << 3;           /* activate slot 1 now */
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), 0, "firmware commit, CA 3");
+    qt_clock_step(d->qt, 3000000000ll);
+    dapu_ext(d, a);
+    dev_close(d);
+    ck_assert_uint_eq(EXT_RAW(a, firmware_update_count), 1);
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    dapu_ext(d, b);
+    dev_close(d);
+    ck_assert_uint_eq(EXT_RAW(b, firmware_update_count), 1);
+    ck_assert_uint_ge(EXT_U16(b, temp_since_born, 0),
+                      EXT_U16(a, temp_since_born, 0));
+    ck_assert_uint_le(EXT_U16(b, temp_since_born, 1),
+                      EXT_U16(a, temp_since_born, 1));
+    /* power-on temperature: max, min over both starts */
+    ck_assert_uint_ge(EXT_U16(b, power_on_temperature, 0),
+                      EXT_U16(a, power_on_temperature, 2));
+    ck_assert_uint_le(EXT_U16(b, power_on_temperature, 1),
+                      EXT_U16(a, power_on_temperature, 2));
+
+    /* version 4 with a minimum above its maximum */
+    part[4] = 4;
+    memcpy(part + 48, "H3D10060", 8);
+    part[72] = 1;
+    memcpy(part + 80, "SN-LIFE", 7);
+    part[100] = 330 & 0xff;           /* minimum 330 K, maximum 320 K */
+    part[101] = 330 >> 8;
+    part[104] = 320 & 0xff;
+    part[105] = 320 >> 8;
+    m = st_model();
+    ck_assert_msg(h3100_model_save_with(m, path, part, sizeof(part), 0,
+                                        &err), "%s", err ? err->message : "");
+    h3100_model_free(m);
+    expect_one_line(path, "", ST_PARAMS, "temperatures");
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("state");
@@ -590,6 +663,7 @@ int main(void)
     tcase_add_test(tc, test_reset_starts_fresh);
     tcase_add_test(tc, test_bad_files_refused);
     tcase_add_test(tc, test_serial_saved);
+    tcase_add_test(tc, test_dapustor_life_survives_restart);
     tcase_add_test(tc, test_shutdown_saves_clean);
     tcase_add_test(tc, test_shutdown_toggled);
     return dev_main(s);

@@ -9,7 +9,11 @@
  */
 #include <string.h>
 
+#include <stddef.h>
+
 #include "dev.h"
+#include "h3100/dapustor-log.h"
+#include "h3100/vlog.h"
 
 #define LOG_OCP_SMART   0xc0
 #define LOG_DAPU        0xca
@@ -319,6 +323,64 @@ START_TEST(test_log_offsets)
 }
 END_TEST
 
+/* CBh item @name: its raw bytes as one number, or as u16 @k of three */
+#define EXT_AT(name)        offsetof(H3100DapuExtLog, name)
+#define EXT_RAW(l, name)    (le64_at(l, EXT_AT(name) + 5) & 0xffffffffffffull)
+#define EXT_U16(l, name, k) le16_at(l, EXT_AT(name) + 5 + 2 * (k))
+
+/*
+ * CBh: every item keyed and new; temperatures (max, min, cur in C) and
+ * power (max, min, avg) this run and over the drive's life; PLP; NAND
+ * bytes read and lifetime WAF as D0h has them; firmware activations.
+ */
+START_TEST(test_dapustor_ext)
+{
+    Dev *d = dev_open_full(TINY_PARAMS ",ambient_k=330,thermal_tau_ms=200",
+                           ",timing=on", "");
+    uint8_t l[LOG_BYTES], v[LOG_BYTES];
+    uint16_t max, min, cur;
+
+    random_overwrites(d, 2 * TINY_CHUNKS, 5);
+    qt_clock_step(d->qt, 3000000000ll);       /* it warms up in 57 C air */
+    get_log(d, H3100_LOG_DAPU_EXT, l);
+    get_log(d, LOG_VENDOR, v);
+    for (int i = 0; i < 20; i++) {
+        ck_assert_msg(l[12 * i] == i + 1 && l[12 * i + 3] == 100,
+                      "item %d: key %02xh, normalized %u", i, l[12 * i],
+                      l[12 * i + 3]);
+    }
+    max = EXT_U16(l, temperature, 0);
+    min = EXT_U16(l, temperature, 1);
+    cur = EXT_U16(l, temperature, 2);
+    ck_assert_msg(min >= 20 && min <= cur && cur <= max && max < min + 60 &&
+                  max > min, "temperature max %u min %u cur %u C", max, min,
+                  cur);
+    ck_assert_uint_eq(EXT_U16(l, temp_since_bootup, 0), max);
+    ck_assert_uint_eq(EXT_U16(l, temp_since_born, 0), max);
+    ck_assert_uint_eq(EXT_U16(l, power_on_temperature, 2), min);
+    ck_assert_msg(EXT_U16(l, power_consumption, 0) >=
+                  EXT_U16(l, power_consumption, 2) &&
+                  EXT_U16(l, power_consumption, 2) >=
+                  EXT_U16(l, power_consumption, 1) &&
+                  EXT_U16(l, power_consumption, 1) > 0,
+                  "power max %u min %u avg %u mW",
+                  EXT_U16(l, power_consumption, 0),
+                  EXT_U16(l, power_consumption, 1),
+                  EXT_U16(l, power_consumption, 2));
+    ck_assert_uint_eq(EXT_RAW(l, power_loss_protection), 1);
+    ck_assert_uint_eq(EXT_RAW(l, nand_bytes_read),
+                      le64_at(v, offsetof(H3100VendorLog, nand_read_bytes)) /
+                      H3100_DAPU_BYTES_UNIT);
+    ck_assert_uint_eq(EXT_RAW(l, lifetime_write_amplification),
+                      le64_at(v, offsetof(H3100VendorLog, waf_milli)));
+    ck_assert_uint_eq(EXT_RAW(l, firmware_update_count), 0);
+    ck_assert_uint_eq(EXT_RAW(l, inflight_read_io_cmd), 0);
+    ck_status(nh_get_log(d->h, H3100_LOG_DAPU_EXT, 0xffffffff, l, 240, 0),
+              0, "CBh, the 240 bytes the plugin reads");
+    dev_close(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("vendor");
@@ -331,5 +393,6 @@ int main(void)
     tcase_add_test(tc, test_vendor_recent_waf);
     tcase_add_test(tc, test_log_offsets);
     tcase_add_test(tc, test_dapustor_smart);
+    tcase_add_test(tc, test_dapustor_ext);
     return dev_main(s);
 }

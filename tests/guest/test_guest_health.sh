@@ -11,9 +11,10 @@
 # runs > 0; and Debian 13's nvme-cli (scripts/nvme-cli-trixie.sh, copied
 # in with its libraries) reads DapuStor's log CAh with `nvme dapustor
 # smart-log-add`: host and NAND bytes / 32 MiB and the erase counts as
-# D0h has them.  Boot 2, a drive in 67 C air (model-params
-# ambient_k=340): the SMART composite temperature passes the warning
-# threshold, the critical warning has its temperature bit, the OCP log
+# D0h has them, and from the extended page CBh the lifetime WAF, the
+# temperature since born and the power-loss protection state.  Boot 2, a
+# drive in 67 C air (model-params ambient_k=340): the SMART composite
+# temperature passes the warning threshold, the critical warning has its temperature bit, the OCP log
 # and the DapuStor plugin show heavy throttling, Host Controlled
 # Thermal Management (get-feature 0x10) answers, and `nvme telemetry-log`
 # fetches log 07h (a host-initiated snapshot) and 08h (the one the drive
@@ -81,6 +82,14 @@ w=$(item wear_leveling | sed -n 's/.*\(min: .*\)/\1/p')
 want="min: $(vf erase_min), max: $(vf erase_max), avg: $(( $(vf erase_avg_milli) / 1000 ))"
 [ "$w" = "$want" ]; chk $? "dapustor wear_leveling '$w' = D0h erase counts '$want'"
 [ "$(vf erase_max)" -gt 0 ]; chk $? "erase counts after the overwrites (max $(vf erase_max))"
+# the extended page CBh, which the plugin prints when the drive has it
+w=$(item lifetime_write_amplification | awk '{ print $NF }')
+[ "$w" = "$(vf waf_milli)" ]; chk $? "dapustor lifetime_write_amplification $w = D0h WAF x1000 $(vf waf_milli)"
+w=$(item temp_since_born | sed -n 's/.*\(min: .*\)/\1/p')
+case $w in "min: "[1-9]*", max: "[1-9]*", cur: "[1-9]*) r=0 ;; *) r=1 ;; esac
+chk $r "dapustor temp_since_born '$w'"
+w=$(item power_loss_protection | awk '{ print $NF }')
+[ "$w" = 1 ]; chk $? "dapustor power_loss_protection $w"
 exit $GUEST_FAIL
 GUEST
 } >"$tmp/wear.sh"
