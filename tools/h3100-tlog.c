@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "h3100/telemetry-log.h"
+#include "log_input.h"
 
 #define TLOG_MAX    (16u << 20)
 
@@ -160,33 +161,18 @@ static int decode(const uint8_t *b, size_t n)
 
 int main(int argc, char **argv)
 {
-    FILE *f = stdin;
-    uint8_t *b;
-    size_t n;
-    int r;
+    uint8_t *b = calloc(1, TLOG_MAX);
+    long n;
+    int rc;
 
-    if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") ||
-                                   !strcmp(argv[1], "--help")))) {
-        fprintf(stderr, "usage: %s [FILE]   (raw 07h / 08h log bytes; "
-                "default stdin)\n", argv[0]);
-        return argc > 2 ? 2 : 0;
-    }
-    if (argc == 2 && strcmp(argv[1], "-")) {
-        f = fopen(argv[1], "rb");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
-    }
-    b = calloc(1, TLOG_MAX);
     if (!b) {
         return refuse("no memory");
     }
-    n = fread(b, 1, TLOG_MAX, f);
-    if (f != stdin) {
-        fclose(f);
+    n = h3100_log_input(argc, argv, "[FILE]   (raw 07h / 08h log bytes; "
+                        "default stdin)", b, TLOG_MAX, &rc);
+    if (n >= 0) {
+        rc = decode(b, n);
     }
-    r = decode(b, n);
     free(b);
-    return r;
+    return rc;
 }

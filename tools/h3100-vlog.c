@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "h3100/vlog.h"
+#include "log_input.h"
 
 static H3100VendorLog vl;
 
@@ -117,33 +118,23 @@ static void print_log(void)
 
 int main(int argc, char **argv)
 {
-    FILE *f = stdin;
     bool kv = argc > 1 && !strcmp(argv[1], "--fields");
-    size_t n;
+    long n;
+    int rc;
 
     if (kv) {
+        argv[1] = argv[0];
         argv++;
         argc--;
     }
-    if (argc > 2 || (argc == 2 && (!strcmp(argv[1], "-h") ||
-                                   !strcmp(argv[1], "--help")))) {
-        fprintf(stderr, "usage: %s [--fields] [FILE]   (raw D0h log bytes; "
-                "default stdin; --fields: NAME=VALUE lines)\n", argv[0]);
-        return argc > 2 ? 2 : 0;
+    n = h3100_log_input(argc, argv, "[--fields] [FILE]   (raw D0h log bytes; "
+                        "default stdin; --fields: NAME=VALUE lines)", &vl,
+                        sizeof(vl), &rc);
+    if (n < 0) {
+        return rc;
     }
-    if (argc == 2 && strcmp(argv[1], "-")) {
-        f = fopen(argv[1], "rb");
-        if (!f) {
-            perror(argv[1]);
-            return 1;
-        }
-    }
-    n = fread(&vl, 1, sizeof(vl), f);
-    if (f != stdin) {
-        fclose(f);
-    }
-    if (n < offsetof(H3100VendorLog, reserved)) {
-        fprintf(stderr, "h3100-vlog: %zu bytes read, the log has %d\n", n,
+    if ((size_t)n < offsetof(H3100VendorLog, reserved)) {
+        fprintf(stderr, "h3100-vlog: %ld bytes read, the log has %d\n", n,
                 H3100_VLOG_BYTES);
         return 1;
     }
