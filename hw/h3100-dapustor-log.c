@@ -129,9 +129,9 @@ void h3100_extremes_start(H3100State *s, const H3100Health *h)
     e->pon_min_k = e->pon_min_k ? MIN(e->pon_min_k, e->pon_k) : e->pon_k;
     e->pon_max_k = MAX(e->pon_max_k, e->pon_k);
     e->power_min_mw = e->power_max_mw = h->power_mw;
-    e->power_sum_mw = h->power_mw;
-    e->power_samples = 1;
-    h3100_extremes_note(s, h);
+    e->power_sum_mw = 0;
+    e->power_samples = 0;
+    h3100_extremes_note(s, h);        /* the first sample, counted once */
 }
 
 /* Every health check (a second of virtual time): the extremes so far. */

@@ -273,9 +273,9 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         s->ext.fw_updates = ldl_le_p(p + H3100_DS_HDR_V3 + 16);
     }
     /* a restart is a reset: a pending activation takes effect */
-    s->fw.active = next ? next : active;
-    s->fw.next = 0;
-    s->ext.fw_updates += next != 0;
+    s->fw.active = active;
+    s->fw.next = next;
+    h3100_fw_reset(s);
     return NULL;
 }
 
