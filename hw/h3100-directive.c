@@ -76,15 +76,20 @@ static int h3100_stream_find(H3100Streams *st, uint16_t id)
     return -1;
 }
 
-/* Release open stream @i; the rest keep their order of last use. */
-static void h3100_stream_release(H3100Streams *st, unsigned i)
+/* Take open stream @i out; the rest keep their order of last use. */
+static void h3100_stream_remove(H3100Streams *st, unsigned i)
 {
-    trace_h3100_stream_release(st->id[i], st->hint[i]);
     memmove(&st->id[i], &st->id[i + 1],
             (st->open - i - 1) * sizeof(st->id[0]));
     memmove(&st->hint[i], &st->hint[i + 1],
             (st->open - i - 1) * sizeof(st->hint[0]));
     st->open--;
+}
+
+static void h3100_stream_release(H3100Streams *st, unsigned i)
+{
+    trace_h3100_stream_release(st->id[i], st->hint[i]);
+    h3100_stream_remove(st, i);
 }
 
 /* A placement hint no open stream holds: there is one while open < max. */
@@ -121,7 +126,7 @@ static uint8_t h3100_stream_use(H3100Streams *st, uint16_t id)
         trace_h3100_stream_open(id, hint);
     } else {
         hint = st->hint[i];
-        h3100_stream_release(st, i);
+        h3100_stream_remove(st, i);   /* back in as the most recent */
     }
     st->id[st->open] = id;
     st->hint[st->open] = hint;
