@@ -19,15 +19,10 @@
 
 /* ---- DapuStor additional SMART (CAh), as nvme-cli's plugin reads it ---- */
 
-/* Every item's key, and the values of a new drive. */
-static void h3100_dapu_init(H3100DapuSmartLog *l)
-{
-#define H3100_DAPU_INIT(name, k) \
-    l->name.key = (k);           \
+/* For X lists of both pages: the item's key, and a new drive's value. */
+#define H3100_DAPU_NEW(name, k) \
+    l->name.key = (k);          \
     l->name.norm = 100;
-    H3100_DAPU_SMART_ITEMS(H3100_DAPU_INIT)
-#undef H3100_DAPU_INIT
-}
 
 static void h3100_dapu_item(H3100DapuItem *it, uint8_t norm, uint64_t raw)
 {
@@ -96,7 +91,7 @@ void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l)
      * end-to-end and CRC errors, retry buffer overflows, PLL lock loss
      * (nothing in the drive model raises them).
      */
-    h3100_dapu_init(l);
+    H3100_DAPU_SMART_ITEMS(H3100_DAPU_NEW)
     h3100_dapu_item(&l->erase_fail_cnt, MIN(h.available_spare_pct, 100),
                     h.grown_bad_blocks);
     h3100_dapu_triple(&l->wear_leveling_cnt,
@@ -182,11 +177,7 @@ void h3100_fill_dapu_ext(H3100State *s, H3100DapuExtLog *l)
 
     h3100_health(s, &h);
     /* DRAM ECC and XOR parity: the model has neither, so they stay 0 */
-#define H3100_DAPU_EXT_INIT(name, k) \
-    l->name.key = (k);               \
-    l->name.norm = 100;
-    H3100_DAPU_EXT_ITEMS(H3100_DAPU_EXT_INIT)
-#undef H3100_DAPU_EXT_INIT
+    H3100_DAPU_EXT_ITEMS(H3100_DAPU_NEW)
     h3100_dapu_item(&l->sys_area_life_remain,
                     h3100_pct_left(h.percentage_used),
                     h3100_pct_left(h.percentage_used));

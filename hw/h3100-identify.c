@@ -63,9 +63,7 @@ void h3100_id_ctrl_init(H3100State *s)
     h3100_pad(id->mn, sizeof(id->mn), s->mn);
     h3100_pad(id->fr, sizeof(id->fr), s->fw.slot[s->fw.active]);
     id->rab = 6;
-    id->ieee[0] = H3100_IEEE_OUI & 0xff;
-    id->ieee[1] = (H3100_IEEE_OUI >> 8) & 0xff;
-    id->ieee[2] = (H3100_IEEE_OUI >> 16) & 0xff;
+    st24_le_p(id->ieee, H3100_IEEE_OUI);
     id->mdts = s->mdts;
     id->ver = cpu_to_le32(H3100_NVME_VERSION);
     id->rtd3r = cpu_to_le32(1000000);

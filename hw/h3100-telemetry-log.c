@@ -135,9 +135,7 @@ static H3100TelPage h3100_tlog_capture(H3100State *s, uint8_t lid,
     p.buf = g_malloc0(p.len);
     hdr = (H3100TelHeader *)p.buf;
     hdr->lid = lid;
-    hdr->ieee[0] = H3100_IEEE_OUI & 0xff;
-    hdr->ieee[1] = (H3100_IEEE_OUI >> 8) & 0xff;
-    hdr->ieee[2] = (H3100_IEEE_OUI >> 16) & 0xff;
+    st24_le_p(hdr->ieee, H3100_IEEE_OUI);
     hdr->dalb1 = cpu_to_le16(1);
     hdr->dalb2 = cpu_to_le16(1 + da2 / H3100_TEL_BLOCK);
     hdr->dalb3 = cpu_to_le16(p.len / H3100_TEL_BLOCK - 1);

@@ -615,6 +615,10 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req);
 
 /* h3100-features.c */
 void h3100_features_init(H3100State *s);
+uint16_t h3100_get_features(H3100State *s, H3100Req *req);
+uint16_t h3100_set_features(H3100State *s, H3100Req *req);
+uint32_t h3100_coalesce_time_ns(H3100State *s);
+uint32_t h3100_coalesce_thr(H3100State *s);
 
 /* h3100-dapustor-log.c */
 void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l);
@@ -635,10 +639,6 @@ void h3100_streams_reset(H3100State *s);
 uint16_t h3100_write_stream(H3100State *s, H3100Req *req, uint32_t *hint);
 uint16_t h3100_dir_send(H3100State *s, H3100Req *req);
 uint16_t h3100_dir_recv(H3100State *s, H3100Req *req);
-uint16_t h3100_get_features(H3100State *s, H3100Req *req);
-uint16_t h3100_set_features(H3100State *s, H3100Req *req);
-uint32_t h3100_coalesce_time_ns(H3100State *s);
-uint32_t h3100_coalesce_thr(H3100State *s);
 
 /* h3100-log.c */
 /* @len bytes of a @size-byte page from @off (Invalid Field past it) */
