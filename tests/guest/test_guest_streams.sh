@@ -51,18 +51,21 @@ echo "$out" | grep -qE '(^|[^0-9])5$'; chk $? "dir-receive: Get Status lists str
 dir dir-send $N --namespace-id=1 --dir-type=1 --dir-oper=2 >/dev/null
 chk $? "dir-send: release resources"
 
-vlog_field() {
+# vlog_bytes: host ($vh) and NAND ($vn) bytes written, one read of log D0h
+vlog_bytes() {
     nvme get-log $N --log-id=0xd0 --log-len=512 --raw-binary >/tmp/v.bin 2>/dev/null
-    /guest/h3100-vlog --fields /tmp/v.bin | sed -n "s/^$1=//p"
+    /guest/h3100-vlog --fields /tmp/v.bin >/tmp/v.txt
+    vh=$(sed -n 's/^host_write_bytes=//p' /tmp/v.txt)
+    vn=$(sed -n 's/^nand_write_bytes=//p' /tmp/v.txt)
 }
 # phase LABEL [--streams]: 2 capacities to settle, WAF x1000 over 3 more
 phase() {
     label=$1; shift
     /guest/h3100-hotcold /dev/nvme0n1 --bytes 224M --seed 7 "$@" >/dev/null
-    h0=$(vlog_field host_write_bytes); n0=$(vlog_field nand_write_bytes)
+    vlog_bytes; h0=$vh; n0=$vn
     /guest/h3100-hotcold /dev/nvme0n1 --bytes 336M --seed 8 "$@"
     chk $? "h3100-hotcold $label"
-    h1=$(vlog_field host_write_bytes); n1=$(vlog_field nand_write_bytes)
+    vlog_bytes; h1=$vh; n1=$vn
     eval "waf_$label=$(( (n1 - n0) * 1000 / (h1 - h0) ))"
 }
 phase mixed
