@@ -276,6 +276,9 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
                        NVME_CMD_EFF_NCC | NVME_CMD_EFF_NIC | \
                        (2 << 16))      /* CSE: no command to any namespace */
 
+#define H3100_NS_EFFECTS (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_NCC | \
+                          NVME_CMD_EFF_NIC)
+
 /*
  * The admin command set: dispatch, the Commands Supported and Effects
  * log (h3100-log.c), the sanitize gate and the trace names read it.
@@ -308,6 +311,11 @@ const H3100Cmd h3100_admin_cmds[256] = {
         h3100_get_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
         "get-features" },
     /* answered when an event comes, not after the firmware's time */
+    /* Linux rescans its namespaces after these (NIC, NCC) */
+    [H3100_ADM_CMD_NS_MGMT] = {
+        h3100_ns_mgmt, H3100_NS_EFFECTS, 0, "namespace-management" },
+    [NVME_ADM_CMD_NS_ATTACHMENT] = {
+        h3100_ns_attach, H3100_NS_EFFECTS, 0, "namespace-attachment" },
     [NVME_ADM_CMD_ASYNC_EV_REQ] = {
         h3100_aer, NVME_CMD_EFF_CSUPP,
         H3100_CMD_IN_SANITIZE | H3100_CMD_UNTIMED, "async-event" },

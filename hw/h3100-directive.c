@@ -181,6 +181,14 @@ static uint16_t h3100_dir_identify_params(H3100State *s, H3100Req *req)
     return h3100_dir_data(s, req, id, sizeof(*id));
 }
 
+/* SWS is in LBAs: of the namespace asked about (FFFFFFFFh: of NSID 1) */
+static uint32_t h3100_dir_lbads(H3100State *s, H3100Req *req)
+{
+    H3100Namespace *ns = h3100_ns_active(s, le32_to_cpu(req->cmd.nsid));
+
+    return ns ? ns->lbads : h3100_ns1_lbads(s);
+}
+
 static uint16_t h3100_stream_params(H3100State *s, H3100Req *req)
 {
     H3100Streams *st = &s->streams;
@@ -191,7 +199,7 @@ static uint16_t h3100_stream_params(H3100State *s, H3100Req *req)
         .nssa = cpu_to_le16(H3100_STREAMS_MAX - st->allocated),
         .nsso = cpu_to_le16(st->open > st->allocated ?
                             st->open - st->allocated : 0),
-        .sws = cpu_to_le32(unit >> s->lbads),
+        .sws = cpu_to_le32(unit >> h3100_dir_lbads(s, req)),
         .sgs = cpu_to_le16(MIN(sb / unit, UINT16_MAX)),
         .nsa = cpu_to_le16(st->allocated),
         .nso = cpu_to_le16(st->open),
@@ -274,7 +282,7 @@ static uint16_t h3100_dir_decode(H3100State *s, H3100Req *req, bool send,
     *doper = dw11 & 0xff;
     *dtype = (dw11 >> 8) & 0xff;
     trace_h3100_admin_directive(send, *dtype, *doper, dw11 >> 16, nsid);
-    if (nsid != H3100_NSID && nsid != NVME_NSID_BROADCAST) {
+    if (nsid != NVME_NSID_BROADCAST && !h3100_ns_active(s, nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
     if (*dtype == H3100_DIR_STREAMS && !s->streams.enabled &&

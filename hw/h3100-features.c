@@ -243,7 +243,8 @@ static uint16_t h3100_get_aec(H3100State *s, H3100Req *req, uint32_t dw11,
 
 static uint16_t h3100_set_aec(H3100State *s, H3100Req *req, uint32_t dw11)
 {
-    s->feat.aec = dw11 & 0x6ff;         /* SMART, FW activation, telemetry */
+    /* SMART, namespace attributes, FW activation, telemetry */
+    s->feat.aec = dw11 & 0x7ff;
     h3100_health_check(s);
     return NVME_SUCCESS;
 }
@@ -324,12 +325,13 @@ static const H3100Feature h3100_features[256] = {
     [H3100_FEAT_HCTM] = H3100_FEAT(h3100_get_hctm, h3100_set_hctm),
 };
 
-static uint16_t h3100_feature_nsid(const H3100Feature *f, uint32_t nsid)
+static uint16_t h3100_feature_nsid(H3100State *s, const H3100Feature *f,
+                                   uint32_t nsid)
 {
     if (nsid == 0 || nsid == NVME_NSID_BROADCAST) {
         return NVME_SUCCESS;
     }
-    if (nsid != H3100_NSID) {
+    if (!h3100_ns_active(s, nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
     if (!(f->cap & NVME_FEAT_CAP_NS)) {
@@ -350,7 +352,7 @@ uint16_t h3100_get_features(H3100State *s, H3100Req *req)
     if (!f->get) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    status = h3100_feature_nsid(f, le32_to_cpu(req->cmd.nsid));
+    status = h3100_feature_nsid(s, f, le32_to_cpu(req->cmd.nsid));
     if (status) {
         return status;
     }
@@ -377,7 +379,7 @@ uint16_t h3100_set_features(H3100State *s, H3100Req *req)
     if (NVME_SETFEAT_SAVE(dw10)) {
         return NVME_FID_NOT_SAVEABLE | NVME_DNR;
     }
-    status = h3100_feature_nsid(f, le32_to_cpu(req->cmd.nsid));
+    status = h3100_feature_nsid(s, f, le32_to_cpu(req->cmd.nsid));
     if (status) {
         return status;
     }

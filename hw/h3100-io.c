@@ -129,18 +129,21 @@ bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
 
 /* ---- common checks -------------------------------------------------- */
 
-static uint64_t h3100_nlbas(H3100State *s)
+/* Where LBA @slba of the command's namespace is in the NVM space. */
+static uint64_t h3100_lba_offset(H3100Req *req, uint64_t slba)
 {
-    return s->ns_bytes >> s->lbads;
+    return req->ns->base + (slba << req->ns->lbads);
 }
 
 static uint16_t h3100_check_lbas(H3100State *s, H3100Req *req,
                                  uint64_t slba, uint64_t nlb)
 {
-    req->offset = slba << s->lbads;
-    req->bytes = nlb << s->lbads;
-    if (slba >= h3100_nlbas(s) || nlb > h3100_nlbas(s) - slba) {
-        trace_h3100_err_lba_range(slba, nlb, h3100_nlbas(s));
+    uint64_t nlbas = req->ns->bytes >> req->ns->lbads;
+
+    req->offset = h3100_lba_offset(req, slba);
+    req->bytes = nlb << req->ns->lbads;
+    if (slba >= nlbas || nlb > nlbas - slba) {
+        trace_h3100_err_lba_range(slba, nlb, nlbas);
         return NVME_LBA_RANGE | NVME_DNR;
     }
     return NVME_SUCCESS;
@@ -394,8 +397,9 @@ static void h3100_dsm_next(H3100Req *req)
 
     while (req->range_idx < req->nranges) {
         NvmeDsmRange *r = &ranges[req->range_idx];
-        uint64_t off = le64_to_cpu(r->slba) << s->lbads;
-        uint64_t end = off + ((uint64_t)le32_to_cpu(r->nlb) << s->lbads);
+        uint64_t off = h3100_lba_offset(req, le64_to_cpu(r->slba));
+        uint64_t end = off + ((uint64_t)le32_to_cpu(r->nlb) <<
+                              req->ns->lbads);
         uint64_t start = off + req->range_done;
         uint64_t stop = MIN(end, QEMU_ALIGN_DOWN(start, H3100_DSM_SLICE) +
                                  H3100_DSM_SLICE);
@@ -563,14 +567,16 @@ static uint16_t h3100_io_check(H3100State *s, H3100Req *req,
     if (NVME_CMD_FLAGS_FUSE(req->cmd.flags)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    if (nsid != H3100_NSID &&
-        !((c->flags & H3100_CMD_NSID_ALL) && nsid == NVME_NSID_BROADCAST)) {
-        return NVME_INVALID_NSID | NVME_DNR;
+    if (!((c->flags & H3100_CMD_NSID_ALL) && nsid == NVME_NSID_BROADCAST)) {
+        req->ns = h3100_ns_active(s, nsid);
+        if (!req->ns) {
+            return NVME_INVALID_NSID | NVME_DNR;
+        }
     }
     if (s->san.active && !(c->flags & H3100_CMD_IN_SANITIZE)) {
         return H3100_SC_SANITIZE_IN_PROGRESS | NVME_DNR;
     }
-    if (s->format_busy) {
+    if (s->format_busy || (req->ns && h3100_ns_busy(req->ns))) {
         return NVME_FORMAT_IN_PROGRESS;
     }
     return NVME_SUCCESS;
@@ -583,6 +589,7 @@ uint16_t h3100_io_cmd(H3100State *s, H3100Req *req)
 
     req->offset = 0;
     req->bytes = 0;
+    req->ns = NULL;
     if (!c->fn) {
         trace_h3100_err_opcode(req->sq->sqid, req->cmd.opcode);
         return NVME_INVALID_OPCODE | NVME_DNR;

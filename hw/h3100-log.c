@@ -51,8 +51,8 @@ void h3100_error_log_add(H3100State *s, H3100Req *req)
     e->status_field = cpu_to_le16(req->status << 1);
     e->param_error_location = cpu_to_le16(0xffff);
     e->nsid = req->cmd.nsid;
-    if (req->sq->sqid) {
-        e->lba = cpu_to_le64(req->offset >> s->lbads);
+    if (req->ns && req->offset >= req->ns->base) {     /* not a Flush */
+        e->lba = cpu_to_le64((req->offset - req->ns->base) >> req->ns->lbads);
     }
     trace_h3100_error_log(s->error_count, req->sq->sqid,
                           le16_to_cpu(req->cmd.cid), req->status);
@@ -245,7 +245,7 @@ static uint64_t h3100_endurance_gb(H3100State *s)
 {
     uint64_t dwpd = s->cfg.family == H3100_FAMILY_H3100 ? 3 : 1;
 
-    return DIV_ROUND_UP(dwpd * 365 * 5 * s->ns_bytes, 1000000000);
+    return DIV_ROUND_UP(dwpd * 365 * 5 * s->nvm_bytes, 1000000000);
 }
 
 static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
@@ -281,7 +281,7 @@ static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
     stw_le_p(l + 128, 100);                     /* capacitor health */
     stq_le_p(l + 136, h.unaligned_ios);
     stq_le_p(l + 144, 0);                       /* security version */
-    stq_le_p(l + 152, h.mapped_bytes >> s->lbads);     /* NUSE */
+    stq_le_p(l + 152, h.mapped_bytes >> h3100_ns1_lbads(s));   /* NUSE */
     h3100_u128(l + 160, s->unsafe_shutdowns);   /* PLP start count */
     h3100_u128(l + 176, h3100_endurance_gb(s));
     /* 192 PCIe link retraining, 200 power state changes: 0 */
@@ -496,7 +496,8 @@ uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
 }
 
 static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
-                               uint8_t lsp, uint64_t off, uint64_t len)
+                               uint8_t lsp, bool rae, uint64_t off,
+                               uint64_t len)
 {
     NvmeSmartLog smart = { 0 };
     NvmeFwSlotInfoLog fw = { 0 };
@@ -520,6 +521,8 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
         eff = g_new0(NvmeEffectsLog, 1);
         h3100_fill_effects(eff);
         return h3100_log_xfer(s, req, eff, sizeof(*eff), off, len);
+    case NVME_LOG_CHANGED_NSLIST:
+        return h3100_ns_changed_log(s, req, off, len, rae);
     case H3100_LOG_SELF_TEST:
         return h3100_self_test_log(s, req, off, len);
     case H3100_LOG_TELEMETRY_HOST:
@@ -552,6 +555,7 @@ static int h3100_log_event_type(uint8_t lid)
     case NVME_LOG_SMART_INFO:
         return NVME_AER_TYPE_SMART;
     case NVME_LOG_FW_SLOT_INFO:
+    case NVME_LOG_CHANGED_NSLIST:
     case H3100_LOG_TELEMETRY_CTRL:
         return NVME_AER_TYPE_NOTICE;
     case H3100_LOG_SANITIZE:
@@ -582,10 +586,10 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     if (len > ((uint64_t)s->page_size << s->mdts)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    if (nsid && nsid != NVME_NSID_BROADCAST && nsid != H3100_NSID) {
+    if (nsid && nsid != NVME_NSID_BROADCAST && !h3100_ns_active(s, nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
-    status = h3100_log_page(s, req, lid, (dw10 >> 8) & 0xf, off, len);
+    status = h3100_log_page(s, req, lid, (dw10 >> 8) & 0xf, rae, off, len);
     type = h3100_log_event_type(lid);
     if (!status && !rae && type >= 0) {
         h3100_aer_clear(s, type);

@@ -61,9 +61,16 @@ static void h3100_format_start(H3100State *s, H3100Req *req)
     qemu_mutex_unlock(&s->model_lock);
     h3100_vcache_settle(s);
     g_array_set_size(s->uncor, 0);
-    h3100_update_lbads(s, lbaf ? 12 : 9);
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        H3100Namespace *ns = h3100_ns_allocated(s, i);
+
+        if (ns) {
+            ns->lbads = lbaf ? 12 : 9;
+            ns->bytes = QEMU_ALIGN_DOWN(ns->bytes, 1ull << ns->lbads);
+        }
+    }
     req->aiocb = NULL;
-    h3100_unmap(s, req, 0, s->ns_bytes, 0, h3100_format_cb, req);
+    h3100_unmap(s, req, 0, s->nvm_bytes, 0, h3100_format_cb, req);
 }
 
 uint16_t h3100_format(H3100State *s, H3100Req *req)
@@ -72,10 +79,14 @@ uint16_t h3100_format(H3100State *s, H3100Req *req)
     uint32_t nsid = le32_to_cpu(req->cmd.nsid);
     uint8_t lbaf = dw10 & 0xf, mset = (dw10 >> 4) & 1;
     uint8_t pi = (dw10 >> 5) & 7, ses = (dw10 >> 9) & 7;
+    H3100Namespace *ns = NULL;
 
     trace_h3100_admin_format(nsid, lbaf, ses);
-    if (nsid != H3100_NSID && nsid != NVME_NSID_BROADCAST) {
-        return NVME_INVALID_NSID | NVME_DNR;
+    if (nsid != NVME_NSID_BROADCAST) {
+        ns = h3100_ns_active(s, nsid);
+        if (!ns) {
+            return NVME_INVALID_NSID | NVME_DNR;
+        }
     }
     if (lbaf > 1 || mset || pi) {
         return NVME_INVALID_FORMAT | NVME_DNR;
@@ -83,10 +94,15 @@ uint16_t h3100_format(H3100State *s, H3100Req *req)
     if (ses > 1) {
         return NVME_INVALID_FIELD | NVME_DNR;  /* no cryptographic erase */
     }
-    if (s->format_busy) {
+    if (s->format_busy || (ns ? h3100_ns_busy(ns) : h3100_ns_any_busy(s))) {
         return NVME_FORMAT_IN_PROGRESS;
     }
     h3100_dst_abort(s, H3100_DST_RES_FORMAT);
+    if (ns) {
+        /* one namespace: its I/O waits, the others' goes on */
+        h3100_ns_erase(s, ns, req, lbaf ? 12 : 9);
+        return NVME_NO_COMPLETE;
+    }
     s->format_busy = true;            /* new I/O is refused from now on */
     if (s->io_inflight) {
         s->format_wait = req;         /* writes already sent land first */
@@ -153,7 +169,7 @@ void h3100_sanitize_timer_cb(void *opaque)
     s->san.wait_io = false;
     s->san.zeroing = true;
     h3100_vcache_settle(s);
-    h3100_unmap(s, NULL, 0, s->ns_bytes, h3100_durable_flags(s),
+    h3100_unmap(s, NULL, 0, s->nvm_bytes, h3100_durable_flags(s),
                 h3100_sanitize_done_cb, s);
 }
 
@@ -225,6 +241,32 @@ uint16_t h3100_sanitize_log(H3100State *s, H3100Req *req, uint64_t off,
 
 /* ---- device self-test ---------------------------------------------------- */
 
+/*
+ * The first uncorrectable byte of what the self-test reads (its
+ * namespace, or every one), UINT64_MAX if none.
+ */
+static uint64_t h3100_dst_failed_at(H3100State *s)
+{
+    H3100Namespace *ns = h3100_ns_allocated(s, s->dst.nsid);
+    uint64_t lo = 0, hi = s->nvm_bytes;
+
+    if (s->dst.nsid != NVME_NSID_BROADCAST) {
+        if (!ns) {
+            return UINT64_MAX;
+        }
+        lo = ns->base;
+        hi = ns->base + ns->bytes;
+    }
+    for (guint i = 0; i < s->uncor->len; i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+        if (r->end > lo && r->start < hi) {
+            return MAX(r->start, lo);
+        }
+    }
+    return UINT64_MAX;
+}
+
 static void h3100_dst_record(H3100State *s, uint8_t result)
 {
     H3100SelfTest *d = &s->dst;
@@ -243,11 +285,13 @@ static void h3100_dst_record(H3100State *s, uint8_t result)
         stl_le_p(e + 12, d->nsid);
     }
     if (result == H3100_DST_RES_FAILED_SEG) {
-        H3100Range *r = &g_array_index(s->uncor, H3100Range, 0);
+        uint64_t lba;
+        uint32_t nsid = h3100_ns_lba(s, h3100_dst_failed_at(s), &lba);
 
         e[1] = 2;                                  /* media segment */
-        e[2] |= 2 | 4 | 8;
-        stq_le_p(e + 16, r->start >> s->lbads);
+        e[2] |= 1 | 2 | 4 | 8;
+        stl_le_p(e + 12, nsid);
+        stq_le_p(e + 16, lba);
         e[24] = 2;                                 /* media errors */
         e[25] = NVME_UNRECOVERED_READ & 0xff;
     }
@@ -268,7 +312,8 @@ void h3100_dst_timer_cb(void *opaque)
     if (!d->current) {
         return;
     }
-    if (d->current == H3100_DST_EXTENDED && d->nsid && s->uncor->len) {
+    if (d->current == H3100_DST_EXTENDED && d->nsid &&
+        h3100_dst_failed_at(s) != UINT64_MAX) {
         result = H3100_DST_RES_FAILED_SEG;
     }
     h3100_dst_record(s, result);
@@ -289,7 +334,7 @@ uint16_t h3100_self_test(H3100State *s, H3100Req *req)
     uint64_t now;
 
     trace_h3100_admin_self_test(stc, nsid);
-    if (nsid && nsid != H3100_NSID && nsid != NVME_NSID_BROADCAST) {
+    if (nsid && nsid != NVME_NSID_BROADCAST && !h3100_ns_active(s, nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
     switch (stc) {

@@ -196,11 +196,6 @@ static void h3100_idle_timer_cb(void *opaque)
     h3100_timer_mod_in(s->idle_timer, H3100_IDLE_PERIOD_NS);
 }
 
-void h3100_update_lbads(H3100State *s, uint32_t lbads)
-{
-    s->lbads = lbads;
-}
-
 /* ---- controller reset -------------------------------------------------- */
 
 static void h3100_stop_fn(void *opaque)
@@ -222,6 +217,7 @@ static void h3100_reset_fn(void *opaque)
     h3100_fw_reset(s);
     h3100_features_init(s);
     h3100_streams_reset(s);
+    h3100_ns_reset(s);
     s->format_busy = false;
     s->format_wait = NULL;            /* freed with the admin queue */
     if (s->san.wait_io) {
@@ -313,8 +309,8 @@ static bool h3100_model_init(H3100State *s, Error **errp)
         error_setg(errp, "model-params: %s", gerr->message);
         return false;
     }
-    /* the saved uncorrectable ranges are checked against it */
-    s->ns_bytes = s->cfg.geo.user_bytes;
+    /* the saved uncorrectable ranges and namespaces are checked against it */
+    s->nvm_bytes = s->cfg.geo.user_bytes;
     if (s->state_path) {
         if (!h3100_pstate_open(s, errp)) {
             return false;
@@ -328,7 +324,7 @@ static bool h3100_model_init(H3100State *s, Error **errp)
     }
     s->cfg = *h3100_model_config(s->model);
     h3100_model_set_timing(s->model, s->timing);
-    s->ns_bytes = s->cfg.geo.user_bytes;
+    s->nvm_bytes = s->cfg.geo.user_bytes;
     s->power_cycles = 1;
 
     len = blk_getlength(s->blk);
@@ -336,11 +332,11 @@ static bool h3100_model_init(H3100State *s, Error **errp)
         error_setg_errno(errp, -len, "could not get drive size");
         return false;
     }
-    if ((uint64_t)len < s->ns_bytes) {
+    if ((uint64_t)len < s->nvm_bytes) {
         error_setg(errp, "drive is %" PRId64 " bytes, the %s namespace needs "
                    "%" PRIu64 " (qemu-img create -f qcow2 FILE %" PRIu64
                    ", or -drive driver=null-co,size=%" PRIu64 ")",
-                   len, profile, s->ns_bytes, s->ns_bytes, s->ns_bytes);
+                   len, profile, s->nvm_bytes, s->nvm_bytes, s->nvm_bytes);
         return false;
     }
     return true;
@@ -482,7 +478,7 @@ static void h3100_state_init(H3100State *s)
     qemu_mutex_init(&s->model_lock);
     s->time_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     h3100_health(s, &s->tw_base);     /* log CAh's timed workload starts */
-    s->lbads = ctz32(s->lba_size);
+    h3100_ns_init(s);
     h3100_fw_init(s);
     h3100_features_init(s);
     h3100_id_ctrl_init(s);
@@ -545,6 +541,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     g_array_free(s->uncor, true);
     h3100_fw_free(s);
     h3100_tlog_free(s);
+    h3100_ns_free(s);
     h3100_model_free(s->model);
     s->model = NULL;
     qemu_mutex_destroy(&s->model_lock);

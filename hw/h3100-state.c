@@ -11,8 +11,9 @@
  * checksum.  The device part, little-endian:
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (4; 3 has no CBh lifetime fields, 2 no
- *                   serial, 1 no recent-WAF samples)
+ *    4  u32         version (5; 4 has no namespace table, 3 no CBh
+ *                   lifetime fields, 2 no serial, 1 no recent-WAF
+ *                   samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -27,10 +28,18 @@
  *  100  u32 x 5     log CBh over the drive's life (v4): temperature min,
  *                   max, temperature at power-on min, max (kelvin, 0 =
  *                   not seen; min <= max), firmware activations
- *  120  N x { u64 start, u64 end }  namespace bytes, sorted, disjoint
+ *  120  N x { u64 start, u64 end }  NVM bytes, sorted, disjoint
  *       (at 100 in version 3, 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
+ *   ..  (v5) u32 namespaces created ever, u32 M, then M x H3100_DS_NS_BYTES
+ *       { u32 NSID, u8 H3100NsState, u8 lbads (9 or 12), u16 0, u32
+ *       creation number, u32 0, u64 base, u64 bytes }: the allocated
+ *       namespaces, NSIDs ascending, extents disjoint and inside the
+ *       NVM space.  Older versions: one namespace, the lba_size
+ *       property's format.  A namespace being deleted is saved so
+ *       (its erase goes on at the next start); one being formatted is
+ *       saved in its old format.
  *
  * An empty extra section (a file saved by h3100-sim, or model state
  * version 1) means a drive fresh from the factory: device defaults.
@@ -52,7 +61,7 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    4
+#define H3100_DS_VERSION    5
 #define H3100_DS_HDR_V2     80
 #define H3100_DS_SERIAL     20
 #define H3100_DS_HDR_V3     (H3100_DS_HDR_V2 + H3100_DS_SERIAL)
@@ -60,6 +69,88 @@
 #define H3100_DS_HDR_BYTES  (H3100_DS_HDR_V3 + H3100_DS_LIFE)
 #define H3100_DS_TEMP_MAX_K 473               /* 200 C: no drive lives */
 #define H3100_DS_WAF_BYTES  24
+#define H3100_DS_NS_HDR     8
+#define H3100_DS_NS_BYTES   32
+
+/* The namespace table (version 5) */
+static void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
+{
+    uint8_t hdr[H3100_DS_NS_HDR];
+    uint32_t m = 0;
+
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        m += s->ns[i].state != H3100_NS_FREE;
+    }
+    stl_le_p(hdr, s->ns_gen);
+    stl_le_p(hdr + 4, m);
+    g_byte_array_append(b, hdr, sizeof(hdr));
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        H3100Namespace *ns = &s->ns[i];
+        uint8_t e[H3100_DS_NS_BYTES] = { 0 };
+
+        if (ns->state == H3100_NS_FREE) {
+            continue;
+        }
+        stl_le_p(e, i);
+        e[4] = ns->state;
+        e[5] = ns->lbads;
+        stl_le_p(e + 8, ns->gen);
+        stq_le_p(e + 16, ns->base);
+        stq_le_p(e + 24, ns->bytes);
+        g_byte_array_append(b, e, sizeof(e));
+    }
+}
+
+/*
+ * The namespace table at @p, @len bytes (version 5): checked, and copied
+ * into the device when @apply.
+ */
+static bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len,
+                            bool apply)
+{
+    H3100Namespace ns[H3100_NS_MAX + 1] = { 0 };
+    uint32_t gen, m, prev = 0;
+
+    if (len < H3100_DS_NS_HDR) {
+        return false;
+    }
+    gen = ldl_le_p(p);
+    m = ldl_le_p(p + 4);
+    if (m > H3100_NS_MAX || len != H3100_DS_NS_HDR + m * H3100_DS_NS_BYTES) {
+        return false;
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        const uint8_t *e = p + H3100_DS_NS_HDR + i * H3100_DS_NS_BYTES;
+        uint32_t nsid = ldl_le_p(e);
+        H3100Namespace *n = &ns[nsid <= H3100_NS_MAX ? nsid : 0];
+
+        *n = (H3100Namespace) {
+            .state = e[4], .lbads = e[5], .gen = ldl_le_p(e + 8),
+            .base = ldq_le_p(e + 16), .bytes = ldq_le_p(e + 24),
+        };
+        if (nsid <= prev || nsid > H3100_NS_MAX ||
+            n->state == H3100_NS_FREE || n->state > H3100_NS_DELETING ||
+            (n->lbads != 9 && n->lbads != 12) || n->gen > gen ||
+            !n->bytes || (n->bytes & ((1ull << n->lbads) - 1)) ||
+            n->base % H3100_NS_ALIGN || n->base > s->nvm_bytes ||
+            n->bytes > s->nvm_bytes - n->base) {
+            return false;
+        }
+        for (uint32_t j = 1; j < nsid; j++) {
+            if (ns[j].state != H3100_NS_FREE && ns[j].base < n->base +
+                n->bytes && n->base < ns[j].base + ns[j].bytes) {
+                return false;         /* two namespaces overlap */
+            }
+        }
+        prev = nsid;
+    }
+    if (apply) {
+        memcpy(s->ns, ns, sizeof(ns));
+        memset(&s->ns[0], 0, sizeof(s->ns[0]));
+        s->ns_gen = gen;
+    }
+    return true;
+}
 
 /* The device's part of the file, from the live device. */
 static GByteArray *h3100_pstate_pack(H3100State *s)
@@ -106,6 +197,7 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
         stq_le_p(e + 16, w->nand);
         g_byte_array_append(b, e, sizeof(e));
     }
+    h3100_pstate_pack_ns(s, b);
     return b;
 }
 
@@ -200,7 +292,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
     uint64_t prev_end = 0;
     uint32_t n, k, version;
-    gsize hdr_len;
+    gsize hdr_len, tail;
     uint8_t active, next;
 
     if (!len) {
@@ -232,9 +324,13 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         !p[48 + (active - 1) * 8] || (next && !p[48 + (next - 1) * 8])) {
         return "bad firmware slots";
     }
+    tail = hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES;
     if (n > H3100_UNCOR_MAX || k > H3100_WAF_RING ||
-        len != hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES) {
+        (version >= 5 ? len < tail : len != tail)) {
         return "bad device state length";
+    }
+    if (version >= 5 && !h3100_pstate_ns(s, p + tail, len - tail, apply)) {
+        return "bad namespace table";
     }
     if (!h3100_pstate_waf(s, p + hdr_len + (gsize)n * 16, k,
                           ldq_le_p(p + 8), apply)) {
@@ -244,7 +340,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         uint64_t start = ldq_le_p(p + hdr_len + i * 16);
         uint64_t end = ldq_le_p(p + hdr_len + i * 16 + 8);
 
-        if (start >= end || start < prev_end || end > s->ns_bytes) {
+        if (start >= end || start < prev_end || end > s->nvm_bytes) {
             return "bad uncorrectable ranges";
         }
         prev_end = end;
@@ -276,6 +372,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     s->fw.active = active;
     s->fw.next = next;
     h3100_fw_reset(s);
+    h3100_ns_resume(s);
     return NULL;
 }
 

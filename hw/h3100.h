@@ -46,7 +46,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_MQES                  1023        /* 0's based: 1024 entries */
 #define H3100_CAP_TO                20          /* 500 ms units: 10 s */
 #define H3100_MAX_QPAIRS_LIMIT      511
-#define H3100_NSID                  1
+#define H3100_NS_MAX                32          /* NN, see usage.md */
+#define H3100_CNTLID                0           /* the one controller */
 #define H3100_AERL                  3           /* 0's based: 4 AERs */
 #define H3100_AER_QUEUE_MAX         64
 #define H3100_ERRLOG_ENTRIES        64
@@ -77,7 +78,11 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_SC_SANITIZE_IN_PROGRESS   0x001d
 #define H3100_SC_NS_WRITE_PROTECTED     0x0020
 #define H3100_SC_DST_IN_PROGRESS        0x011d
+#define H3100_SC_NS_INSUFFICIENT_CAP    0x0115
+#define H3100_SC_NS_ID_UNAVAILABLE      0x0116
+#define H3100_SC_THIN_PROV_UNSUPPORTED  0x011b
 
+#define H3100_ADM_CMD_NS_MGMT       0x0d
 #define H3100_ADM_CMD_SELF_TEST     0x14
 #define H3100_ADM_CMD_SANITIZE      0x84
 #define H3100_LOG_SELF_TEST         0x06
@@ -108,8 +113,11 @@ typedef struct H3100Range {
 /* a write no Flush covered yet (h3100-vcache.c) */
 typedef struct H3100VEntry H3100VEntry;
 
+typedef struct H3100Namespace H3100Namespace;
+
 typedef struct H3100Req {
     H3100State *s;
+    H3100Namespace *ns;               /* I/O: the command's namespace */
     H3100SQueue *sq;
     NvmeCmd cmd;
     NvmeCqe cqe;
@@ -124,7 +132,7 @@ typedef struct H3100Req {
     bool fua;
     uint64_t done_ns;                 /* model time of the completion */
     uint64_t start_ns;                /* model time fetched (telemetry) */
-    uint64_t offset;                  /* namespace bytes */
+    uint64_t offset;                  /* bytes of the NVM (FTL) space */
     uint64_t bytes;
     uint32_t nranges;                 /* DSM: ranges in buf */
     uint32_t range_idx;               /* DSM: range in progress */
@@ -301,6 +309,30 @@ typedef struct H3100WafSample {
     uint64_t nand;
 } H3100WafSample;
 
+/*
+ * A namespace (h3100-ns.c): a contiguous extent of the one FTL's LBA
+ * space, at offsets aligned to H3100_NS_ALIGN.  Indexed by NSID.
+ */
+#define H3100_NS_ALIGN              (1 * MiB)
+
+typedef enum H3100NsState {
+    H3100_NS_FREE,                    /* NSID not allocated */
+    H3100_NS_DETACHED,                /* allocated, not attached */
+    H3100_NS_ATTACHED,                /* active */
+    H3100_NS_DELETING,                /* its extent is being erased */
+} H3100NsState;
+
+typedef struct H3100NsJob H3100NsJob;
+
+struct H3100Namespace {
+    H3100NsState state;
+    uint64_t base;                    /* bytes into the NVM space */
+    uint64_t bytes;                   /* NSZE << lbads */
+    uint32_t lbads;                   /* log2 of its LBA size */
+    uint32_t gen;                     /* creations of this NSID: its IDs */
+    H3100NsJob *job;                  /* a format or delete erasing it */
+};
+
 typedef struct H3100Firmware {
     char slot[H3100_FW_SLOTS + 1][8]; /* [1..3]; empty = no image */
     uint8_t active;
@@ -367,8 +399,10 @@ struct H3100State {
     QemuMutex model_lock;
     int64_t time_base;                /* virtual ns at model time 0 */
     uint64_t model_last;
-    uint64_t ns_bytes;                /* namespace size */
-    uint32_t lbads;                   /* log2 of the LBA size */
+    uint64_t nvm_bytes;               /* TNVMCAP: the FTL's LBA space */
+    H3100Namespace ns[H3100_NS_MAX + 1];  /* [1..NN] */
+    uint64_t ns_changed;              /* log 04h: bit N = NSID N */
+    uint32_t ns_gen;                  /* namespaces created, ever */
     GArray *uncor;                    /* H3100Range, sorted, disjoint */
     uint64_t media_errors;
 
@@ -494,7 +528,6 @@ void h3100_telemetry_start(H3100State *s);
 void h3100_telemetry_note(H3100State *s, H3100Req *req);
 void h3100_telemetry_close(H3100State *s);
 void h3100_ctrl_reset(H3100State *s);
-void h3100_update_lbads(H3100State *s, uint32_t lbads);
 
 /* h3100-regs.c */
 extern const MemoryRegionOps h3100_mmio_ops;
@@ -608,6 +641,31 @@ void h3100_aer_reset(H3100State *s);
 
 /* h3100-identity.c */
 bool h3100_identity_init(H3100State *s, Error **errp);
+
+/* h3100-ns.c */
+void h3100_ns_init(H3100State *s);
+H3100Namespace *h3100_ns_active(H3100State *s, uint32_t nsid);
+H3100Namespace *h3100_ns_allocated(H3100State *s, uint32_t nsid);
+bool h3100_nsid_valid(uint32_t nsid);
+uint64_t h3100_ns_unallocated(H3100State *s);
+/* the NSID and LBA of NVM byte @offset, 0 if no namespace holds it */
+uint32_t h3100_ns_lba(H3100State *s, uint64_t offset, uint64_t *lba);
+/* lbads of NSID 1, or 9: counters that name one LBA size */
+uint32_t h3100_ns1_lbads(H3100State *s);
+void h3100_ns_changed(H3100State *s, uint32_t nsid);
+uint16_t h3100_ns_changed_log(H3100State *s, H3100Req *req, uint64_t off,
+                              uint64_t len, bool rae);
+uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
+uint16_t h3100_ns_attach(H3100State *s, H3100Req *req);
+/* erase @ns (Format: then give it @lbads); @req completes after it */
+void h3100_ns_erase(H3100State *s, H3100Namespace *ns, H3100Req *req,
+                    uint32_t lbads);
+bool h3100_ns_busy(H3100Namespace *ns);
+/* a namespace being erased (a Format of one, a Delete)? */
+bool h3100_ns_any_busy(H3100State *s);
+void h3100_ns_resume(H3100State *s);
+void h3100_ns_reset(H3100State *s);
+void h3100_ns_free(H3100State *s);
 
 /* h3100-identify.c */
 void h3100_id_ctrl_init(H3100State *s);

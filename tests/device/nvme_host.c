@@ -755,6 +755,10 @@ void nh_probe(NvmeHost *h)
     ck_assert_msg(st == 0, "Identify Namespace 1: 0x%03x (%s)", st,
                   nh_status_name(st));
     memcpy(&h->nsze, id, 8);
+    if (!h->nsze) {
+        h->lba_size = 512;            /* no namespace 1 (deleted): zeroes */
+        return;
+    }
     flbas = id[26] & 0xf;
     memcpy(&lbaf, id + 128 + 4 * flbas, 4);
     lbads = (lbaf >> 16) & 0xff;

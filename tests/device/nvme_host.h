@@ -326,7 +326,7 @@ uint16_t nh_delete_cq(NvmeHost *h, uint16_t qid);
 /* CQ + SQ @qid of @entries; fails the test unless both succeed. */
 NvmeQueue *nh_create_ioq(NvmeHost *h, uint16_t qid, uint16_t entries,
                          int vector);
-/* Identify namespace 1 and record the LBA size and MDTS. */
+/* Identify namespace 1 and record the LBA size and MDTS (nsze 0: none) */
 void nh_probe(NvmeHost *h);
 
 /* I/O: returns the status.  @nlb is the number of blocks (1-based). */

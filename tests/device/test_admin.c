@@ -210,8 +210,8 @@ START_TEST(test_admin_invalid_opcode)
               "admin opcode 7Fh");
     ck_status(admin_status(d, 0xc3, 0, 0, 0), NVME_SC_INVALID_OPCODE,
               "vendor admin opcode C3h");
-    ck_status(admin_status(d, 0x0d, 0, 0, 0), NVME_SC_INVALID_OPCODE,
-              "Namespace Management (not supported)");
+    ck_status(admin_status(d, 0x1c, 0, 0, 0), NVME_SC_INVALID_OPCODE,
+              "Virtualization Management (not supported)");
     dev_close(d);
 }
 END_TEST
@@ -475,8 +475,8 @@ START_TEST(test_log_errors)
 
     ck_status(nh_get_log(d->h, 0x7f, 0xffffffff, log, 512, 0),
               NVME_SC_INVALID_LOG_PAGE, "log page 7Fh");
-    ck_status(nh_get_log(d->h, 0x04, 0xffffffff, log, 512, 0),
-              NVME_SC_INVALID_LOG_PAGE, "changed namespace list (no ANS)");
+    ck_status(nh_get_log(d->h, 0x0d, 0xffffffff, log, 512, 0),
+              NVME_SC_INVALID_LOG_PAGE, "persistent event log (none)");
     {
         uint16_t st = nh_get_log(d->h, NVME_LOG_SMART, 5, log, 512, 0);
 

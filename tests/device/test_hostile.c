@@ -28,6 +28,7 @@ typedef struct Hostile {
     uint64_t prp_list;                /* a page of random PRP entries */
     uint64_t sgl;                     /* a page of random SGL descriptors */
     uint64_t ioq_mem;                 /* RAM for queues made at random */
+    uint64_t ns_buf;                  /* the test's own namespace data */
     NvmeQueue *q[3];                  /* I/O queue pairs 1 and 2 */
     unsigned cqes, ok;                /* completions reaped, successes */
     unsigned cuts;                    /* power cuts by the host */
@@ -126,7 +127,8 @@ static void hostile_admin(Hostile *x)
 {
     static const uint8_t ops[] = {
         0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0a, 0x0c,
-        0x10, 0x11, 0x14, 0x19, 0x1a, 0x7c, 0x80, 0x84, 0xc0, 0xff,
+        0x0d, 0x10, 0x11, 0x14, 0x15, 0x19, 0x1a, 0x7c, 0x80, 0x84,
+        0xc0, 0xff,
     };
     NvmeSqe sqe;
 
@@ -262,6 +264,61 @@ static void hostile_act(Hostile *x)
     }
 }
 
+static void hostile_wait_sanitize(Hostile *x, const char *where);
+
+/* An admin command with a 4 KiB buffer of @data (may be NULL) */
+static uint16_t hostile_admin_cmd(Hostile *x, uint8_t opc, uint32_t nsid,
+                                  uint32_t cdw10, const void *data)
+{
+    NvmeHost *h = x->d->h;
+    uint64_t buf = x->ns_buf;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, opc, nsid);
+    if (data) {
+        qt_memwrite(x->d->qt, buf, data, 4096);
+        nh_set_prps(h, &sqe, buf, 4096);
+    }
+    sqe.cdw10 = cdw10;
+    cqe = nh_cmd(h, h->admin, &sqe);
+    return nh_status(&cqe);
+}
+
+/*
+ * The storm may have deleted or detached namespace 1 (or made others):
+ * start over with one namespace over the whole drive, as shipped.
+ */
+static void hostile_ns1(Hostile *x, const char *where)
+{
+    uint8_t id[4096] = { 0 };
+    uint64_t lbas = DEV_NS_LBAS;
+    uint16_t st, one[2] = { 1, 0 };   /* a list of controller 0 */
+
+    ck_status(nh_identify(x->d->h, 0, 1, id), 0, "%s: identify ns", where);
+    if (le64_at(id, 0)) {
+        return;
+    }
+    for (int i = 0; i < 100; i++) {
+        st = hostile_admin_cmd(x, 0x0d, 0xffffffff, 1, NULL);
+        if (st == NVME_SC_SANITIZE_IN_PROGRESS) {
+            hostile_wait_sanitize(x, where);
+        } else if (st == 0x084) {     /* a Format of one still erasing */
+            qt_clock_step(x->d->qt, 100000000);
+        } else {
+            break;
+        }
+    }
+    ck_status(st, 0, "%s: delete every namespace", where);
+    memset(id, 0, sizeof(id));
+    memcpy(id, &lbas, 8);
+    memcpy(id + 8, &lbas, 8);
+    ck_status(hostile_admin_cmd(x, 0x0d, 0, 0, id), 0,
+              "%s: create namespace 1", where);
+    ck_status(hostile_admin_cmd(x, 0x15, 1, 0, one), 0,
+              "%s: attach namespace 1", where);
+}
+
 /* Reset the controller and start over with fresh queues. */
 static void hostile_restart(Hostile *x, const char *where)
 {
@@ -272,6 +329,7 @@ static void hostile_restart(Hostile *x, const char *where)
     nh_disable(h);
     nh_enable(h, 32);
     ck_status(nh_identify(h, 1, 0, id), 0, "%s: identify", where);
+    hostile_ns1(x, where);
     nh_probe(h);                      /* a Format may have changed LBAs */
     x->q[1] = x->d->q = nh_create_ioq(h, 1, 64, -1);
     x->q[2] = nh_create_ioq(h, 2, 32, -1);
@@ -351,6 +409,7 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
     x.prp_list = nh_alloc(x.d->h, 4096, 4096);
     x.sgl = nh_alloc(x.d->h, 4096, 4096);
     x.ioq_mem = nh_alloc(x.d->h, 4 << 14, 4096);
+    x.ns_buf = nh_alloc(x.d->h, 4096, 4096);
     x.q[1] = x.d->q;
     x.q[2] = nh_create_ioq(x.d->h, 2, 32, -1);
     hostile_lists(&x);

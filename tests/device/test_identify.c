@@ -177,7 +177,7 @@ START_TEST(test_identify_controller)
     ck_assert_msg(le16_at(id, 316) > 0, "EDSTT is 0");
     ck_assert_uint_eq(id[512], 0x66);                 /* SQES */
     ck_assert_uint_eq(id[513], 0x44);                 /* CQES */
-    ck_assert_uint_eq(le32_at(id, 516), 1);           /* NN */
+    ck_assert_uint_eq(le32_at(id, 516), 32);          /* NN, test_ns.c */
     /* ONCS: compare, write uncorrectable, DSM, write zeroes, timestamp */
     ck_assert_msg((le16_at(id, 520) & 0x4f) == 0x4f, "ONCS 0x%04x lacks "
                   "compare/write-uncorrectable/DSM/write-zeroes/timestamp",
@@ -290,8 +290,8 @@ START_TEST(test_identify_errors)
 {
     Dev *d = dev_open();
 
-    ck_status(nh_identify(d->h, 0, 2, NULL), NVME_SC_INVALID_NSID,
-              "Identify Namespace 2");
+    ck_status(nh_identify(d->h, 0, 33, NULL), NVME_SC_INVALID_NSID,
+              "Identify Namespace 33 (NN is 32)");
     ck_status(nh_identify(d->h, 3, 7, NULL), NVME_SC_INVALID_NSID,
               "NS descriptors of namespace 7");
     ck_status(nh_identify(d->h, 0x1f, 0, NULL), NVME_SC_INVALID_FIELD,

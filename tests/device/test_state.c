@@ -648,6 +648,88 @@ START_TEST(test_dapustor_life_survives_restart)
 }
 END_TEST
 
+/* One namespace entry of a version 5 device part */
+typedef struct NsEntry {
+    uint32_t nsid;
+    uint8_t state, lbads;
+    uint64_t base, bytes;
+} NsEntry;
+
+/* A version 5 device part with namespaces @ns (@n of them). */
+static void save_ns_table(const char *path, const NsEntry *ns, unsigned n)
+{
+    size_t len = 120 + 8 + 32 * n;
+    g_autofree uint8_t *part = g_malloc0(len);
+    H3100Model *m = st_model();
+    GError *err = NULL;
+
+    memcpy(part, "H3DS", 4);
+    part[4] = 5;
+    memcpy(part + 48, "H3D10060", 8);
+    part[72] = 1;
+    memcpy(part + 80, "SN-NS", 5);
+    part[120] = n;                    /* namespaces created, ever */
+    part[124] = n;
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *e = part + 128 + 32 * i;
+
+        memcpy(e, &ns[i].nsid, 4);
+        e[4] = ns[i].state;
+        e[5] = ns[i].lbads;
+        e[8] = i + 1;                 /* creation number */
+        memcpy(e + 16, &ns[i].base, 8);
+        memcpy(e + 24, &ns[i].bytes, 8);
+    }
+    ck_assert_msg(h3100_model_save_with(m, path, part, len, 0, &err), "%s",
+                  err ? err->message : "");
+    h3100_model_free(m);
+}
+
+/*
+ * A saved namespace table loads as it was (state 2 = attached, 1 =
+ * detached); one that cannot be is refused with one line.
+ */
+START_TEST(test_ns_table_checked)
+{
+    g_autofree char *path = state_file("ns.h3s");
+    const uint64_t M = 1 << 20;
+    const NsEntry good[] = {
+        { 2, 2, 12, 0, 64 * M }, { 5, 1, 9, 64 * M, 8 * M },
+    };
+    const NsEntry bad[][2] = {
+        { { 1, 2, 9, 0, 64 * M }, { 2, 2, 9, 32 * M, 64 * M } }, /* overlap */
+        { { 1, 2, 9, 0, 64 * M }, { 1, 2, 9, 64 * M, M } },  /* NSID twice */
+        { { 1, 2, 10, 0, 64 * M }, { 2, 2, 9, 64 * M, M } },  /* LBADS 10 */
+        { { 1, 2, 9, 0, 512 * M }, { 2, 2, 9, 0, 0 } },       /* too big */
+        { { 33, 2, 9, 0, M }, { 34, 2, 9, M, M } },           /* NSID 33 */
+        { { 1, 7, 9, 0, M }, { 2, 2, 9, M, M } },             /* state 7 */
+        { { 1, 2, 12, 4096, M }, { 2, 2, 9, 2 * M, M } },     /* unaligned */
+    };
+    uint8_t id[4096];
+    Dev *d;
+
+    save_ns_table(path, good, 2);
+    d = st_launch(path, ",state-interval=0");
+    nh_enable(d->h, 32);
+    ck_status(nh_identify(d->h, 0x10, 0, id), 0, "allocated namespaces");
+    ck_assert_uint_eq(le32_at(id, 0), 2);
+    ck_assert_uint_eq(le32_at(id, 4), 5);
+    ck_assert_uint_eq(le32_at(id, 8), 0);
+    ck_status(nh_identify(d->h, 0x02, 0, id), 0, "active namespaces");
+    ck_assert_uint_eq(le32_at(id, 0), 2);
+    ck_assert_uint_eq(le32_at(id, 4), 0);
+    ck_status(nh_identify(d->h, 0, 2, id), 0, "identify namespace 2");
+    ck_assert_uint_eq(le64_at(id, 0), 64 * M / 4096);
+    ck_assert_uint_eq(id[26] & 0xf, 1);
+    dev_close(d);
+    for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+        save_ns_table(path, bad[i], bad[i][1].bytes ? 2 : 1);
+        expect_one_line(path, "", ST_PARAMS, "namespace table");
+    }
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("state");
@@ -664,6 +746,7 @@ int main(void)
     tcase_add_test(tc, test_bad_files_refused);
     tcase_add_test(tc, test_serial_saved);
     tcase_add_test(tc, test_dapustor_life_survives_restart);
+    tcase_add_test(tc, test_ns_table_checked);
     tcase_add_test(tc, test_shutdown_saves_clean);
     tcase_add_test(tc, test_shutdown_toggled);
     return dev_main(s);

@@ -51,12 +51,12 @@ wc1=$(smart host_write_commands); rc1=$(smart host_read_commands)
 [ $((rc1 - rc0)) -ge 64 ]; chk $? "smart-log host_read_commands $rc0 -> $rc1"
 nvme smart-log /dev/nvme0 | grep -E 'critical_warning|temperature|percentage_used|available_spare ' | sed 's/^/  /'
 
-# --- error-log: a refused Get Log Page (LID 04h) adds an entry ---
+# --- error-log: a refused Get Log Page (LID 7Fh) adds an entry ---
 e0=$(smart num_err_log_entries)
-nvme get-log /dev/nvme0 --log-id=0x04 --log-len=512 >/dev/null 2>&1
+nvme get-log /dev/nvme0 --log-id=0x7f --log-len=512 >/dev/null 2>&1
 grc=$?
 e1=$(smart num_err_log_entries)
-[ "$grc" != 0 ] && [ $((e1 - e0)) = 1 ]; chk $? "error-log: get-log LID 04h refused (rc $grc), entries $e0 -> $e1"
+[ "$grc" != 0 ] && [ $((e1 - e0)) = 1 ]; chk $? "error-log: get-log LID 7Fh refused (rc $grc), entries $e0 -> $e1"
 nvme error-log /dev/nvme0 -e 1 >/tmp/errlog; erc=$?
 cnt=$(awk -F'[ \t]*:[ \t]*' '$1 == "error_count" { print $2; exit }' /tmp/errlog)
 [ "$erc" = 0 ] && [ -n "$cnt" ] && [ "$((cnt))" = "$e1" ]; chk $? "error-log: newest entry error_count $cnt = $e1"
