@@ -73,20 +73,46 @@ static void h3100_format_start(H3100State *s, H3100Req *req)
     h3100_unmap(s, req, 0, s->nvm_bytes, 0, h3100_format_cb, req);
 }
 
+/* The namespaces in @todo can take LBA format @lbaf now? */
+static uint16_t h3100_format_check(H3100State *s, uint64_t todo,
+                                   uint8_t lbaf)
+{
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        if (!(todo & (1ull << i))) {
+            continue;
+        }
+        if (h3100_ns_busy(&s->ns[i])) {
+            return NVME_FORMAT_IN_PROGRESS;
+        }
+        if (!(s->ns[i].bytes >> (lbaf ? 12 : 9))) {
+            return NVME_INVALID_FORMAT | NVME_DNR;   /* not one LBA */
+        }
+    }
+    return s->format_busy ? NVME_FORMAT_IN_PROGRESS : NVME_SUCCESS;
+}
+
+/*
+ * FNA 0: Format applies to the namespace named, or with FFFFFFFFh to
+ * every attached one.  When that is every namespace there is, the whole
+ * NVM space is erased at once; otherwise each namespace's extent is
+ * (h3100-ns.c), and the others' I/O goes on.
+ */
 uint16_t h3100_format(H3100State *s, H3100Req *req)
 {
     uint32_t dw10 = le32_to_cpu(req->cmd.cdw10);
     uint32_t nsid = le32_to_cpu(req->cmd.nsid);
     uint8_t lbaf = dw10 & 0xf, mset = (dw10 >> 4) & 1;
     uint8_t pi = (dw10 >> 5) & 7, ses = (dw10 >> 9) & 7;
-    H3100Namespace *ns = NULL;
+    uint64_t todo;
+    uint16_t status;
 
     trace_h3100_admin_format(nsid, lbaf, ses);
-    if (nsid != NVME_NSID_BROADCAST) {
-        ns = h3100_ns_active(s, nsid);
-        if (!ns) {
-            return NVME_INVALID_NSID | NVME_DNR;
-        }
+    if (nsid == NVME_NSID_BROADCAST) {
+        todo = h3100_ns_mask(s, true);
+    } else if (h3100_ns_active(s, nsid)) {
+        todo = 1ull << nsid;
+    } else {
+        return NVME_INVALID_NSID | NVME_DNR;
     }
     if (lbaf > 1 || mset || pi) {
         return NVME_INVALID_FORMAT | NVME_DNR;
@@ -94,13 +120,16 @@ uint16_t h3100_format(H3100State *s, H3100Req *req)
     if (ses > 1) {
         return NVME_INVALID_FIELD | NVME_DNR;  /* no cryptographic erase */
     }
-    if (s->format_busy || (ns ? h3100_ns_busy(ns) : h3100_ns_any_busy(s))) {
-        return NVME_FORMAT_IN_PROGRESS;
+    status = h3100_format_check(s, todo, lbaf);
+    if (status) {
+        return status;
     }
     h3100_dst_abort(s, H3100_DST_RES_FORMAT);
-    if (ns) {
-        /* one namespace: its I/O waits, the others' goes on */
-        h3100_ns_erase(s, ns, req, lbaf ? 12 : 9);
+    if (!todo) {
+        return NVME_SUCCESS;          /* FFFFFFFFh, nothing attached */
+    }
+    if (todo != h3100_ns_mask(s, false) || h3100_ns_any_busy(s)) {
+        h3100_ns_format(s, todo, req, lbaf ? 12 : 9);
         return NVME_NO_COMPLETE;
     }
     s->format_busy = true;            /* new I/O is refused from now on */

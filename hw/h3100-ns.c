@@ -230,10 +230,15 @@ static void h3100_ns_job_one_done(H3100NsJob *job, uint32_t nsid)
     h3100_ns_format_done(job, ns);
 }
 
-/* A reset took the Format's command: it ends where it is. */
+/*
+ * A reset took the Format's command: it ends where it is.  The namespace
+ * whose erase had begun has the new format; those not begun keep theirs.
+ */
 static void h3100_ns_format_cancel(H3100NsJob *job)
 {
-    h3100_ns_format_done(job, &job->s->ns[ctz64(job->todo)]);
+    if (job->done) {
+        h3100_ns_format_done(job, &job->s->ns[ctz64(job->todo)]);
+    }
     h3100_ns_job_free(job);
 }
 
@@ -281,7 +286,10 @@ static void h3100_ns_job_next(H3100NsJob *job)
     while (job->todo) {
         uint32_t nsid = ctz64(job->todo);
         H3100Namespace *ns = &s->ns[nsid];
-        uint64_t start = ns->base + job->done, end = ns->base + ns->bytes;
+        /* a Delete erases the whole extent: what a Format cut off too */
+        uint64_t end = job->delete ? h3100_ns_extent_end(s, ns) :
+                                     ns->base + ns->bytes;
+        uint64_t start = ns->base + job->done;
         uint64_t stop = MIN(end, QEMU_ALIGN_DOWN(start, H3100_NS_ERASE_SLICE) +
                                  H3100_NS_ERASE_SLICE);
 
@@ -294,7 +302,9 @@ static void h3100_ns_job_next(H3100NsJob *job)
         h3100_model_io(s, H3100_OP_DEALLOCATE, start, stop - start, false, 0);
         h3100_uncor_remove(s, start, stop);
         job->done += stop - start;
-        h3100_unmap(s, job->delete ? NULL : job->req, start, stop - start, 0,
+        /* a Delete's zeroes land before the table says the space is free */
+        h3100_unmap(s, job->delete ? NULL : job->req, start, stop - start,
+                    job->delete ? h3100_durable_flags(s) : 0,
                     h3100_ns_job_cb, job);
         return;
     }
@@ -334,6 +344,11 @@ static void h3100_ns_job_poll(void *opaque)
     h3100_ns_job_next(job);
 }
 
+/*
+ * Erase the namespaces in @todo (bit N: NSID N, each of them non-empty:
+ * the job's first step is always an unmap, so its timer's callback never
+ * frees the job).
+ */
 static void h3100_ns_job_start(H3100State *s, uint64_t todo, H3100Req *req,
                                bool delete, uint32_t lbads)
 {
@@ -354,10 +369,22 @@ static void h3100_ns_job_start(H3100State *s, uint64_t todo, H3100Req *req,
     h3100_timer_mod_in(job->timer, 0);
 }
 
-void h3100_ns_erase(H3100State *s, H3100Namespace *ns, H3100Req *req,
-                    uint32_t lbads)
+void h3100_ns_format(H3100State *s, uint64_t todo, H3100Req *req,
+                     uint32_t lbads)
 {
-    h3100_ns_job_start(s, 1ull << (ns - s->ns), req, false, lbads);
+    h3100_ns_job_start(s, todo, req, false, lbads);
+}
+
+uint64_t h3100_ns_mask(H3100State *s, bool attached)
+{
+    uint64_t mask = 0;
+
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        if (attached ? h3100_ns_active(s, i) : h3100_ns_allocated(s, i)) {
+            mask |= 1ull << i;
+        }
+    }
+    return mask;
 }
 
 /* Namespaces left deleting (the state file, a failed erase): erase them. */
@@ -383,7 +410,9 @@ void h3100_ns_resume(H3100State *s)
  * A controller reset: the commands are gone; the deletes' erases go on
  * (one that failed starts again), a Format waiting for its namespace's
  * I/O ends (one whose erase was under way ended in h3100_ns_job_cb, when
- * the reset cancelled it).
+ * the reset cancelled it).  When the device goes away, a delete still
+ * waiting for I/O ends too: its namespace stays deleting in the state
+ * file, and one with an erase under way ends in h3100_ns_job_cb.
  */
 void h3100_ns_reset(H3100State *s)
 {
@@ -393,10 +422,12 @@ void h3100_ns_reset(H3100State *s)
         if (!job) {
             continue;
         }
-        if (job->delete) {
-            job->req = NULL;
-        } else {
+        if (!job->delete) {
             h3100_ns_format_cancel(job);
+        } else if (s->exiting && h3100_timer_pending(job->timer)) {
+            h3100_ns_job_free(job);
+        } else {
+            job->req = NULL;
         }
     }
     h3100_ns_resume(s);               /* an erase that failed: again */
@@ -508,6 +539,9 @@ uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req)
 {
     uint32_t sel = le32_to_cpu(req->cmd.cdw10) & 0xf;
 
+    if (s->format_busy) {
+        return NVME_FORMAT_IN_PROGRESS;   /* the whole drive's: its set */
+    }
     switch (sel) {
     case H3100_NS_MGMT_CREATE:
         return h3100_ns_create(s, req);
@@ -550,6 +584,9 @@ uint16_t h3100_ns_attach(H3100State *s, H3100Req *req)
     uint16_t status;
 
     trace_h3100_ns_attach(nsid, sel);
+    if (s->format_busy) {
+        return NVME_FORMAT_IN_PROGRESS;
+    }
     if (!h3100_nsid_valid(nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }

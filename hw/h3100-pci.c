@@ -507,6 +507,7 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
         return;
     }
     h3100_telemetry_start(s);
+    h3100_ns_resume(s);               /* a delete the state file left */
 }
 
 static void h3100_exit(PCIDevice *pci_dev)

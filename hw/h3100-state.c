@@ -372,7 +372,6 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     s->fw.active = active;
     s->fw.next = next;
     h3100_fw_reset(s);
-    h3100_ns_resume(s);
     return NULL;
 }
 

@@ -657,9 +657,11 @@ uint16_t h3100_ns_changed_log(H3100State *s, H3100Req *req, uint64_t off,
                               uint64_t len, bool rae);
 uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
 uint16_t h3100_ns_attach(H3100State *s, H3100Req *req);
-/* erase @ns (Format: then give it @lbads); @req completes after it */
-void h3100_ns_erase(H3100State *s, H3100Namespace *ns, H3100Req *req,
-                    uint32_t lbads);
+/* the attached (or all allocated) namespaces: bit N for NSID N */
+uint64_t h3100_ns_mask(H3100State *s, bool attached);
+/* Format the namespaces in @todo to @lbads: erase each; then @req ends */
+void h3100_ns_format(H3100State *s, uint64_t todo, H3100Req *req,
+                     uint32_t lbads);
 bool h3100_ns_busy(H3100Namespace *ns);
 /* a namespace being erased (a Format of one, a Delete)? */
 bool h3100_ns_any_busy(H3100State *s);

@@ -310,6 +310,14 @@ static void hostile_ns1(Hostile *x, const char *where)
         }
     }
     ck_status(st, 0, "%s: delete every namespace", where);
+    /* deletes the storm started may still be erasing: wait for them */
+    for (int i = 0; i < 600; i++) {
+        ck_status(nh_identify(x->d->h, 1, 0, id), 0, "%s: identify", where);
+        if (le64_at(id, 296) == le64_at(id, 280)) {  /* UNVMCAP, TNVMCAP */
+            break;
+        }
+        qt_clock_step(x->d->qt, 100000000);
+    }
     memset(id, 0, sizeof(id));
     memcpy(id, &lbas, 8);
     memcpy(id + 8, &lbas, 8);

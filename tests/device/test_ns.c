@@ -339,6 +339,15 @@ START_TEST(test_ns_errors)
     ck_status(ns_create_full(d, UINT64_MAX, UINT64_MAX, 0, 0, 0, &nsid),
               SC_NS_INSUFF_CAP, "create of 2^64 - 1 LBAs");
 
+    /* a 512-byte namespace has no 4 KiB LBA to format to */
+    ck_status(ns_create_full(d, 1, 1, 0, 0, 0, &nsid), 0, "create 1 LBA");
+    ck_status(ns_attach(d, nsid, true), 0, "attach it");
+    nh_sqe_init(&sqe, 0x80, nsid);
+    sqe.cdw10 = 1;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_INVALID_FORMAT, "format 512 B to 4 KiB");
+    ck_status(ns_delete(d, nsid), 0, "delete it");
+
     /* the NSIDs run out at NN */
     for (unsigned i = 1; i <= NS_MAX; i++) {
         ck_assert_uint_eq(ns_create(d, MIB, 0), i);
@@ -466,6 +475,31 @@ START_TEST(test_ns_delete_format_erase)
     nh_sqe_init(&sqe, 0x80, 5);
     cqe = nh_cmd(d->h, d->h->admin, &sqe);
     ck_status(nh_status(&cqe), NVME_SC_INVALID_NSID, "format NSID 5");
+
+    /* FFFFFFFFh formats the attached namespaces only (FNA 0) */
+    ck_status(ns_attach(d, b, false), 0, "detach b");
+    fill(d, buf, 0x4d, 4096);
+    ck_status(ns_io(d, NVME_CMD_WRITE, a, 8, 8, 512, buf), 0, "write a");
+    nh_sqe_init(&sqe, 0x80, NSID_ALL);
+    sqe.cdw10 = 1;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), 0, "format FFFFFFFFh to 4 KiB");
+    ck_assert_msg(backing_is(d, 4096, 0, 4096), "a (attached) not erased");
+    ck_status(nh_identify(d->h, 0, a, id), 0, "identify a");
+    ck_assert_uint_eq(id[IDN_FLBAS] & 0xf, 1);
+    ck_status(ns_attach(d, b, true), 0, "attach b");
+    ck_status(ns_io(d, NVME_CMD_WRITE, b, 2, 1, 4096, buf), 0, "write b");
+    ck_status(ns_attach(d, b, false), 0, "detach b");
+    nh_sqe_init(&sqe, 0x80, NSID_ALL);
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), 0, "format FFFFFFFFh to 512 B");
+    ck_assert_msg(backing_is(d, 16 * MIB + 8192, 0x4d, 4096),
+                  "b (detached) was erased");
+    ck_status(ns_attach(d, b, true), 0, "attach b again");
+    ck_status(nh_identify(d->h, 0, b, id), 0, "identify b");
+    ck_assert_uint_eq(id[IDN_FLBAS] & 0xf, 1);      /* kept its own */
+    ck_status(nh_identify(d->h, 0, a, id), 0, "identify a");
+    ck_assert_uint_eq(id[IDN_FLBAS] & 0xf, 0);
 
     ck_status(ns_delete(d, a), 0, "delete a");
     ck_assert_msg(backing_is(d, 4096, 0, 4096), "a's extent not erased");
