@@ -48,6 +48,7 @@ static void h3100_aer_process(H3100State *s)
         NvmeAerResult *ev = &s->aer_queue[i];
         trace_h3100_aer_post(ev->event_type, ev->event_info, ev->log_page);
         s->aer_mask |= 1u << ev->event_type;
+        s->aer_mask_log[ev->event_type & 7] = ev->log_page;
         memcpy(&req->cqe.result, ev, sizeof(req->cqe.result));
         memmove(&s->aer_queue[i], &s->aer_queue[i + 1],
                 (s->aer_queued - i - 1) * sizeof(*ev));
@@ -80,9 +81,17 @@ void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
     h3100_aer_process(s);
 }
 
-void h3100_aer_clear(H3100State *s, uint8_t type)
+/*
+ * An event type stays masked until the host reads the log page named in
+ * the event reported: a Notice for log 04h is not cleared by reading 03h.
+ */
+void h3100_aer_log_read(H3100State *s, uint8_t lid)
 {
-    s->aer_mask &= ~(1u << type);
+    for (unsigned type = 0; type < ARRAY_SIZE(s->aer_mask_log); type++) {
+        if ((s->aer_mask & (1u << type)) && s->aer_mask_log[type] == lid) {
+            s->aer_mask &= ~(1u << type);
+        }
+    }
     h3100_aer_process(s);
 }
 

@@ -547,24 +547,6 @@ static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
     }
 }
 
-static int h3100_log_event_type(uint8_t lid)
-{
-    switch (lid) {
-    case NVME_LOG_ERROR_INFO:
-        return NVME_AER_TYPE_ERROR;
-    case NVME_LOG_SMART_INFO:
-        return NVME_AER_TYPE_SMART;
-    case NVME_LOG_FW_SLOT_INFO:
-    case NVME_LOG_CHANGED_NSLIST:
-    case H3100_LOG_TELEMETRY_CTRL:
-        return NVME_AER_TYPE_NOTICE;
-    case H3100_LOG_SANITIZE:
-        return NVME_AER_TYPE_IO_SPECIFIC;
-    default:
-        return -1;
-    }
-}
-
 uint16_t h3100_get_log(H3100State *s, H3100Req *req)
 {
     uint32_t dw10 = le32_to_cpu(req->cmd.cdw10);
@@ -577,7 +559,6 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     uint8_t lid = dw10 & 0xff;
     bool rae = dw10 & (1 << 15);
     uint16_t status;
-    int type;
 
     trace_h3100_admin_get_log(lid, off, len, rae);
     if (off & 3) {
@@ -590,9 +571,8 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
         return NVME_INVALID_NSID | NVME_DNR;
     }
     status = h3100_log_page(s, req, lid, (dw10 >> 8) & 0xf, rae, off, len);
-    type = h3100_log_event_type(lid);
-    if (!status && !rae && type >= 0) {
-        h3100_aer_clear(s, type);
+    if (!status && !rae) {
+        h3100_aer_log_read(s, lid);
     }
     return status;
 }

@@ -470,6 +470,7 @@ struct H3100State {
     NvmeAerResult aer_queue[H3100_AER_QUEUE_MAX];
     unsigned aer_queued;
     uint8_t aer_mask;                 /* event types awaiting log read */
+    uint8_t aer_mask_log[8];          /* ... the log that clears each */
     uint8_t smart_warn_sent;          /* critical warning bits reported */
     H3100WafSample waf_ring[H3100_WAF_RING];  /* oldest at waf_head */
     H3100Health tw_base;              /* log CAh's timed workload start */
@@ -636,7 +637,8 @@ const char *h3100_cmd_name(bool admin, uint8_t opcode);
 uint16_t h3100_admin_cmd(H3100State *s, H3100Req *req);
 void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
                        uint8_t log);
-void h3100_aer_clear(H3100State *s, uint8_t type);
+/* log @lid was read with RAE clear: the event type it reported is clear */
+void h3100_aer_log_read(H3100State *s, uint8_t lid);
 void h3100_aer_reset(H3100State *s);
 
 /* h3100-identity.c */

@@ -414,8 +414,15 @@ START_TEST(test_ns_changed_event)
                   "changed, log 04h", cqe.dw0);
     nsid = ns_create(d, 8 * MIB, 0);
     ck_status(ns_attach(d, nsid, true), 0, "attach %u", nsid);
+    /* masked until log 04h is read: reading 03h (a Notice log) is not it */
+    cid = nh_submit(d->h, d->h->admin, &sqe);
+    ck_status(nh_get_log(d->h, 0x03, NSID_ALL, log, 512, 0), 0, "log 03h");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000),
+                  "reading log 03h unmasked the namespace notice");
     ck_status(nh_get_log(d->h, LOG_CHANGED_NS, NSID_ALL, log, 4096, 0), 0,
               "log 04h");
+    ck_assert_msg(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000),
+                  "the attach's notice did not come once log 04h was read");
     ck_assert_uint_eq(le32_at(log, 0), 1);   /* deleted, then attached */
     ck_assert_uint_eq(le32_at(log, 4), 0);
     /* read with RAE clear: the list is empty again, the event re-armed */
