@@ -175,18 +175,26 @@ void h3100_pending_drop(H3100State *s, H3100Req *req)
     }
 }
 
-/* The command's I/O is done: post it now, or wait for its model time. */
+/*
+ * The command's I/O is done: post it now, or wait for its model time.
+ * Where the vCPU waits for the device (-icount), even a command whose
+ * time has come waits on s->pending for the due timer, which posts what
+ * is due in model time order, ties in fetch order: the order the host's
+ * thread pool returned the I/O in stays out of what the guest sees.
+ */
 void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
 {
     H3100Req *it;
 
-    if (!s->timing || req->done_ns <= h3100_now(s)) {
+    if (!h3100_vcpu_waits_for_device(s) &&
+        (!s->timing || req->done_ns <= h3100_now(s))) {
         h3100_req_post_now(req);
         return;
     }
-    /* ordered by done_ns; new requests usually go last */
+    /* ordered by done_ns, then seq; new requests usually go last */
     QTAILQ_FOREACH_REVERSE(it, &s->pending, pend) {
-        if (it->done_ns <= req->done_ns) {
+        if (it->done_ns < req->done_ns ||
+            (it->done_ns == req->done_ns && it->seq < req->seq)) {
             QTAILQ_INSERT_AFTER(&s->pending, it, req, pend);
             break;
         }

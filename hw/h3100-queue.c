@@ -481,6 +481,7 @@ static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
     req->fua = false;
     req->done_ns = 0;
     req->start_ns = sq->sqid && s->tel.file ? h3100_now(s) : 0;
+    req->seq = s->fetch_seq++;
     req->aio_left = 0;
     req->aiocb = NULL;
 }

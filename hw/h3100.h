@@ -132,6 +132,7 @@ typedef struct H3100Req {
     bool fua;
     uint64_t done_ns;                 /* model time of the completion */
     uint64_t start_ns;                /* model time fetched (telemetry) */
+    uint64_t seq;                     /* fetch order: ties of done_ns */
     uint64_t offset;                  /* bytes of the NVM (FTL) space */
     uint64_t bytes;
     uint32_t nranges;                 /* DSM: ranges in buf */
@@ -423,7 +424,8 @@ struct H3100State {
     H3100CQueue **cq;
     H3100Vector *vec;
     uint32_t nvec;
-    QTAILQ_HEAD(, H3100Req) pending;  /* I/O back, wait for done_ns */
+    QTAILQ_HEAD(, H3100Req) pending;  /* I/O back, by done_ns then seq */
+    uint64_t fetch_seq;               /* commands fetched */
     H3100Timer *due_timer;            /* the next completion due */
     bool hold;                        /* virtual time waits for host I/O */
     int64_t hold_step;                /* last renewal, ns */
