@@ -319,12 +319,12 @@ const H3100Cmd h3100_admin_cmds[256] = {
     [NVME_ADM_CMD_GET_FEATURES] = {
         h3100_get_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
         "get-features" },
-    /* answered when an event comes, not after the firmware's time */
     /* Linux rescans its namespaces after these (NIC, NCC) */
     [H3100_ADM_CMD_NS_MGMT] = {
         h3100_ns_mgmt, H3100_NS_EFFECTS, 0, "namespace-management" },
     [NVME_ADM_CMD_NS_ATTACHMENT] = {
         h3100_ns_attach, H3100_NS_EFFECTS, 0, "namespace-attachment" },
+    /* answered when an event comes, not after the firmware's time */
     [NVME_ADM_CMD_ASYNC_EV_REQ] = {
         h3100_aer, NVME_CMD_EFF_CSUPP,
         H3100_CMD_IN_SANITIZE | H3100_CMD_UNTIMED, "async-event" },

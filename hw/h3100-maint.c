@@ -65,8 +65,7 @@ static void h3100_format_start(H3100State *s, H3100Req *req)
         H3100Namespace *ns = h3100_ns_allocated(s, i);
 
         if (ns) {
-            ns->lbads = lbaf ? 12 : 9;
-            ns->bytes = QEMU_ALIGN_DOWN(ns->bytes, 1ull << ns->lbads);
+            h3100_ns_set_lbads(ns, lbaf ? 12 : 9);
         }
     }
     req->aiocb = NULL;

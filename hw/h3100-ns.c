@@ -210,10 +210,10 @@ static void h3100_ns_job_free(H3100NsJob *job)
     g_free(job);
 }
 
-static void h3100_ns_format_done(H3100NsJob *job, H3100Namespace *ns)
+void h3100_ns_set_lbads(H3100Namespace *ns, uint32_t lbads)
 {
-    ns->lbads = job->lbads;
-    ns->bytes = QEMU_ALIGN_DOWN(ns->bytes, 1ull << ns->lbads);
+    ns->lbads = lbads;
+    ns->bytes = QEMU_ALIGN_DOWN(ns->bytes, 1ull << lbads);
 }
 
 /* NSID @nsid is erased: it is gone (Delete) or has its new format. */
@@ -227,7 +227,7 @@ static void h3100_ns_job_one_done(H3100NsJob *job, uint32_t nsid)
         memset(ns, 0, sizeof(*ns));
         return;
     }
-    h3100_ns_format_done(job, ns);
+    h3100_ns_set_lbads(ns, job->lbads);
 }
 
 /*
@@ -237,7 +237,7 @@ static void h3100_ns_job_one_done(H3100NsJob *job, uint32_t nsid)
 static void h3100_ns_format_cancel(H3100NsJob *job)
 {
     if (job->done) {
-        h3100_ns_format_done(job, &job->s->ns[ctz64(job->todo)]);
+        h3100_ns_set_lbads(&job->s->ns[ctz64(job->todo)], job->lbads);
     }
     h3100_ns_job_free(job);
 }
@@ -395,7 +395,6 @@ void h3100_ns_resume(H3100State *s)
     if (s->exiting) {
         return;
     }
-
     for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
         if (s->ns[i].state == H3100_NS_DELETING && !s->ns[i].job) {
             todo |= 1ull << i;
@@ -503,9 +502,7 @@ static uint16_t h3100_ns_delete(H3100State *s, H3100Req *req, uint32_t nsid)
     uint64_t todo = 0;
 
     if (nsid == NVME_NSID_BROADCAST) {
-        for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
-            todo |= h3100_ns_allocated(s, i) ? 1ull << i : 0;
-        }
+        todo = h3100_ns_mask(s, false);
     } else if (!h3100_nsid_valid(nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     } else if (h3100_ns_allocated(s, nsid)) {

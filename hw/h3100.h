@@ -663,6 +663,8 @@ uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
 uint16_t h3100_ns_attach(H3100State *s, H3100Req *req);
 /* the attached (or all allocated) namespaces: bit N for NSID N */
 uint64_t h3100_ns_mask(H3100State *s, bool attached);
+/* @ns takes LBA format @lbads (its bytes rounded down to whole LBAs) */
+void h3100_ns_set_lbads(H3100Namespace *ns, uint32_t lbads);
 /* Format the namespaces in @todo to @lbads: erase each; then @req ends */
 void h3100_ns_format(H3100State *s, uint64_t todo, H3100Req *req,
                      uint32_t lbads);
