@@ -11,56 +11,66 @@
 
 #include "dev.h"
 
-Dev *dev_launch(const char *params, const char *devopts, const char *extra)
+static char *model_params_opt(const char *params)
+{
+    if (!*params) {
+        return g_strdup("");
+    }
+    /* QEMU's option syntax: a comma inside a value is doubled */
+    g_auto(GStrv) parts = g_strsplit(params, ",", 0);
+    g_autofree char *escaped = g_strjoinv(",,", parts);
+
+    return g_strdup_printf(",model-params=%s", escaped);
+}
+
+Dev *dev_launch_on(const char *drive, const char *params,
+                   const char *devopts, const char *extra)
 {
     Dev *d = g_new0(Dev, 1);
-    g_autofree char *mp = NULL;
+    g_autofree char *mp = model_params_opt(params ? params : DEV_PARAMS);
+    g_autofree char *file_drive = NULL;
 
-    if (!params) {
-        params = DEV_PARAMS;
+    if (!drive) {
+        d->img_size = DEV_NS_BYTES;
+        d->img = qt_backing_file("disk.img", d->img_size, "raw");
+        drive = file_drive = g_strdup_printf("file=%s,format=raw", d->img);
     }
-    d->img_size = DEV_NS_BYTES;
-    d->img = qt_backing_file("disk.img", d->img_size, "raw");
-    if (*params) {
-        /* QEMU's option syntax: a comma inside a value is doubled */
-        g_auto(GStrv) parts = g_strsplit(params, ",", 0);
-        g_autofree char *escaped = g_strjoinv(",,", parts);
-
-        mp = g_strdup_printf(",model-params=%s", escaped);
-    } else {
-        mp = g_strdup("");
-    }
-    d->qt = qt_start("-drive file=%s,if=none,id=d0,format=raw "
+    d->qt = qt_start("-drive %s,if=none,id=d0 "
                      "-device 'dapustor-h3100,drive=d0%s%s' %s",
-                     d->img, mp, devopts ? devopts : "", extra ? extra : "");
+                     drive, mp, devopts ? devopts : "", extra ? extra : "");
     d->h = nh_new(d->qt);
+    return d;
+}
+
+Dev *dev_launch(const char *params, const char *devopts, const char *extra)
+{
+    return dev_launch_on(NULL, params, devopts, extra);
+}
+
+static Dev *dev_ready(Dev *d)
+{
+    nh_enable(d->h, 32);
+    nh_probe(d->h);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
     return d;
 }
 
 Dev *dev_open_full(const char *params, const char *devopts,
                    const char *extra)
 {
-    Dev *d = dev_launch(params, devopts, extra);
-
-    nh_enable(d->h, 32);
-    nh_probe(d->h);
-    d->q = nh_create_ioq(d->h, 1, 64, -1);
-    return d;
+    return dev_ready(dev_launch(params, devopts, extra));
 }
 
 Dev *dev_open_drive(const char *drive, const char *devopts,
                     const char *extra)
 {
-    Dev *d = g_new0(Dev, 1);
+    return dev_ready(dev_launch_on(drive, NULL, devopts, extra));
+}
 
-    d->qt = qt_start("-drive %s,if=none,id=d0 -device 'dapustor-h3100,"
-                     "drive=d0,model-params=" DEV_PARAMS "%s' %s", drive,
-                     devopts, extra);
-    d->h = nh_new(d->qt);
-    nh_enable(d->h, 32);
-    nh_probe(d->h);
-    d->q = nh_create_ioq(d->h, 1, 64, -1);
-    return d;
+Dev *dev_open_drive_params(const char *drive, const char *params,
+                           const char *devopts)
+{
+    return dev_ready(dev_launch_on(drive, params, devopts, ""));
 }
 
 int dev_intx_level(QTest *qt)

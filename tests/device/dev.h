@@ -33,6 +33,9 @@ typedef struct Dev {
  * ""), @extra extra QEMU arguments (may be "").  Not enabled yet.
  */
 Dev *dev_launch(const char *params, const char *devopts, const char *extra);
+/* dev_launch on @drive, -drive options as for dev_open_drive (NULL: a raw file). */
+Dev *dev_launch_on(const char *drive, const char *params,
+                   const char *devopts, const char *extra);
 /* dev_launch, then enable, identify and create I/O queue pair 1. */
 Dev *dev_open_full(const char *params, const char *devopts,
                    const char *extra);
@@ -43,6 +46,9 @@ Dev *dev_open_full(const char *params, const char *devopts,
  */
 Dev *dev_open_drive(const char *drive, const char *devopts,
                     const char *extra);
+/* dev_open_drive with model-params @params instead of DEV_PARAMS. */
+Dev *dev_open_drive_params(const char *drive, const char *params,
+                           const char *devopts);
 static inline Dev *dev_open(void)
 {
     return dev_open_full(NULL, "", "");

@@ -401,6 +401,36 @@ NvmeCqe nh_cmd(NvmeHost *h, NvmeQueue *q, NvmeSqe *sqe)
     return cqe;
 }
 
+void nh_cmd_batch(NvmeHost *h, NvmeQueue *q, NvmeSqe *sqes, unsigned n)
+{
+    uint16_t first_cid = q->next_cid;
+
+    ck_assert_msg(n < q->size, "a batch of %u on a queue of %u", n,
+                  q->size);
+    for (unsigned i = 0; i < n; i++) {
+        nh_sq_put(h, q, &sqes[i], false);
+    }
+    nh_sq_ring(h, q);
+    /* in any order: the device completes as its dies finish */
+    for (unsigned done = 0; done < n; done++) {
+        NvmeCqe cqe;
+        unsigned i;
+
+        if (!nh_wait(h, q, &cqe, h->cmd_timeout_ns)) {
+            ck_abort_msg("%u of a batch of %u commands (0x%02x) on SQ %u "
+                         "got no completion within %.1f s of virtual time",
+                         n - done, n, sqes[0].opc, q->qid,
+                         h->cmd_timeout_ns / 1e9);
+        }
+        i = (uint16_t)(cqe.cid - first_cid);
+        ck_assert_msg(cqe.sqid == q->qid && i < n, "CQE for SQ %u CID %u "
+                      "in a batch of SQ %u", cqe.sqid, cqe.cid, q->qid);
+        ck_assert_msg(nh_status(&cqe) == 0, "batched command %u of %u "
+                      "(0x%02x): status 0x%03x (%s)", i, n, sqes[i].opc,
+                      nh_status(&cqe), nh_status_name(nh_status(&cqe)));
+    }
+}
+
 const char *nh_status_name(uint16_t status)
 {
     static const struct {
