@@ -285,6 +285,16 @@ static uint16_t hostile_admin_cmd(Hostile *x, uint8_t opc, uint32_t nsid,
     return nh_status(&cqe);
 }
 
+/* how long (host time) a namespace erase may take to land */
+#define HOSTILE_ERASE_WAIT_S    120
+
+/* Let an erase go on: virtual time for its timers, host time for its I/O */
+static void hostile_erase_step(Hostile *x)
+{
+    qt_clock_step(x->d->qt, 100000000);
+    g_usleep(1000);
+}
+
 /*
  * The storm may have deleted or detached namespace 1 (or made others):
  * start over with one namespace over the whole drive, as shipped.
@@ -294,29 +304,41 @@ static void hostile_ns1(Hostile *x, const char *where)
     uint8_t id[4096] = { 0 };
     uint64_t lbas = DEV_NS_LBAS;
     uint16_t st, one[2] = { 1, 0 };   /* a list of controller 0 */
+    gint64 end;
 
     ck_status(nh_identify(x->d->h, 0, 1, id), 0, "%s: identify ns", where);
     if (le64_at(id, 0)) {
         return;
     }
-    for (int i = 0; i < 100; i++) {
+    /*
+     * An erase waits for the backend's zeroes (host time, a flush each
+     * slice), so the waits below are bounded by the host's clock: a fixed
+     * count of quick clock steps ran out on a loaded host.
+     */
+    end = g_get_monotonic_time() + HOSTILE_ERASE_WAIT_S * G_USEC_PER_SEC;
+    for (;;) {
         st = hostile_admin_cmd(x, 0x0d, 0xffffffff, 1, NULL);
         if (st == NVME_SC_SANITIZE_IN_PROGRESS) {
             hostile_wait_sanitize(x, where);
-        } else if (st == 0x084) {     /* a Format of one still erasing */
-            qt_clock_step(x->d->qt, 100000000);
+        } else if (st == 0x084 &&     /* a Format of one still erasing */
+                   g_get_monotonic_time() < end) {
+            hostile_erase_step(x);
         } else {
             break;
         }
     }
     ck_status(st, 0, "%s: delete every namespace", where);
     /* deletes the storm started may still be erasing: wait for them */
-    for (int i = 0; i < 600; i++) {
+    for (;;) {
         ck_status(nh_identify(x->d->h, 1, 0, id), 0, "%s: identify", where);
         if (le64_at(id, 296) == le64_at(id, 280)) {  /* UNVMCAP, TNVMCAP */
             break;
         }
-        qt_clock_step(x->d->qt, 100000000);
+        ck_assert_msg(g_get_monotonic_time() < end,
+                      "%s: namespaces still erasing after %d s (UNVMCAP "
+                      "%" PRIu64 " of %" PRIu64 ")", where,
+                      HOSTILE_ERASE_WAIT_S, le64_at(id, 296), le64_at(id, 280));
+        hostile_erase_step(x);
     }
     memset(id, 0, sizeof(id));
     memcpy(id, &lbas, 8);
