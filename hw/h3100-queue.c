@@ -532,7 +532,13 @@ static void h3100_sq_bh(void *opaque)
         if (status != NVME_NO_COMPLETE) {
             req->status = status;
             h3100_req_complete(req);
-        } else if (req->aiocb) {
+        } else if (req->aiocb || (sq->sqid && !req->io_done)) {
+            /*
+             * An I/O command whose work is out without a block request
+             * of its own (Write Zeroes' and Deallocate's unmaps) is in
+             * flight too: Format and Sanitize wait for it, and the hold
+             * keeps virtual time from passing it.
+             */
             h3100_inflight_add(s, req);
         }
         h3100_sq_eventidx(s, sq);

@@ -31,6 +31,8 @@
 #define NSID_ALL            0xffffffffu
 #define MIB                 (1ull << 20)
 #define LOG_CHANGED_NS      0x04
+/* virtual time a command may take on a throttled image (ns_open_throttled) */
+#define NS_THROTTLED_WAIT_NS (3600 * 1000000000ll)
 
 /* Identify Controller / Namespace offsets */
 #define IDC_OACS            256
@@ -534,6 +536,83 @@ START_TEST(test_ns_delete_format_erase)
 }
 END_TEST
 
+/*
+ * The device on a raw image @img whose writes (zeroing included) are
+ * throttled to 50 a second, so an erase or a deallocation stays under
+ * way for a while of host time; virtual time passes much faster, so the
+ * host driver waits NS_THROTTLED_WAIT_NS for a command.
+ */
+static Dev *ns_open_throttled(const char *img)
+{
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw,"
+                                             "throttling.iops-write=50", img);
+    Dev *d = dev_open_drive(drive, "", "");
+
+    d->h->cmd_timeout_ns = NS_THROTTLED_WAIT_NS;
+    return d;
+}
+
+/*
+ * A whole-drive Format waits for a Dataset Management that is still
+ * deallocating: each range is block I/O of its own, checked in the
+ * 512-byte LBAs it was sent in.  The Format took only commands with a
+ * block request out for I/O in flight, started at once and switched the
+ * namespace to 4 KiB LBAs, and the DSM's next ranges then landed 8 times
+ * further into the drive, past its end.
+ */
+START_TEST(test_ns_format_waits_for_dsm)
+{
+    g_autofree char *img = qt_backing_file("ns-fd.img", DEV_NS_BYTES, "raw");
+    Dev *d = ns_open_throttled(img);
+    uint64_t data = nh_alloc(d->h, 4096, 4096);
+    uint64_t list = nh_alloc(d->h, 4096, 4096);
+    uint8_t ranges[8 * 16] = { 0 };
+    uint8_t id[4096];
+    NvmeSqe dsm, fmt;
+    NvmeCqe cqe;
+    uint16_t dcid, fcid;
+    uint32_t a;
+
+    ck_status(ns_delete(d, 1), 0, "delete namespace 1");
+    a = ns_create(d, 128 * MIB, 0);
+    ck_status(ns_attach(d, a, true), 0, "attach %u", a);
+    fill(d, data, 0x6e, 4096);
+    for (unsigned i = 0; i < 8; i++) {
+        uint64_t slba = i * 16 * MIB / 512;   /* x 4096: i x 128 MiB */
+        uint32_t nlb = 8;
+
+        ck_status(ns_io(d, NVME_CMD_WRITE, a, slba, nlb, 512, data), 0,
+                  "write range %u", i);
+        memcpy(ranges + 16 * i + 4, &nlb, 4);
+        memcpy(ranges + 16 * i + 8, &slba, 8);
+    }
+    qt_memwrite(d->qt, list, ranges, sizeof(ranges));
+    nh_sqe_init(&dsm, NVME_CMD_DSM, a);
+    nh_set_prps(d->h, &dsm, list, sizeof(ranges));
+    dsm.cdw10 = 8 - 1;
+    dsm.cdw11 = 1 << 2;                         /* deallocate */
+    nh_sqe_init(&fmt, 0x80, NSID_ALL);
+    fmt.cdw10 = 1;                              /* 4 KiB LBAs */
+    dcid = nh_sq_put(d->h, d->q, &dsm, false);
+    nh_sq_ring(d->h, d->q);
+    fcid = nh_sq_put(d->h, d->h->admin, &fmt, false);
+    nh_sq_ring(d->h, d->h->admin);
+    ck_assert_msg(nh_wait_cid(d->h, d->q, dcid, &cqe, d->h->cmd_timeout_ns),
+                  "no completion of the DSM");
+    ck_status(nh_status(&cqe), 0, "DSM beside a Format");
+    ck_assert_msg(nh_wait_cid(d->h, d->h->admin, fcid, &cqe,
+                              d->h->cmd_timeout_ns),
+                  "no completion of the Format");
+    ck_status(nh_status(&cqe), 0, "Format FFFFFFFFh beside a DSM");
+    ck_status(nh_identify(d->h, 0, a, id), 0, "identify %u", a);
+    ck_assert_uint_eq(id[IDN_FLBAS] & 0xf, 1);
+    ck_status(ns_io(d, NVME_CMD_WRITE, a, 1, 1, 4096, data), 0,
+              "write after the Format");
+    dev_close(d);
+    unlink(img);
+}
+END_TEST
+
 /* The table survives a restart through state=, formats included. */
 START_TEST(test_ns_state_restart)
 {
@@ -711,6 +790,7 @@ int main(void)
     tcase_add_test(tc, test_ns_errors);
     tcase_add_test(tc, test_ns_changed_event);
     tcase_add_test(tc, test_ns_delete_format_erase);
+    tcase_add_test(tc, test_ns_format_waits_for_dsm);
     tcase_add_test(tc, test_ns_state_restart);
     tcase_add_test(tc, test_ns_delete_survives_restart);
     tc = dev_tcase(s, "spare");
