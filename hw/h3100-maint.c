@@ -40,34 +40,41 @@
 
 /* ---- format ---------------------------------------------------------- */
 
+/*
+ * The whole drive is erased: every namespace takes the new LBA format.
+ * Not before: a Format a reset cut short leaves the old one, since the
+ * new one could round a namespace down and leave the end of its extent,
+ * not erased, to the next namespace created there.
+ */
 static void h3100_format_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
+    H3100State *s = req->s;
+    uint8_t lbaf = le32_to_cpu(req->cmd.cdw10) & 0xf;
 
     req->aiocb = NULL;
-    req->s->format_busy = false;
+    s->format_busy = false;
     if (ret < 0) {
         req->status = h3100_blk_status(req, ret, NVME_INTERNAL_DEV_ERROR);
+    } else {
+        for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+            H3100Namespace *ns = h3100_ns_allocated(s, i);
+
+            if (ns) {
+                h3100_ns_set_lbads(ns, lbaf ? 12 : 9);
+            }
+        }
     }
     h3100_write_landed(req);
 }
 
 static void h3100_format_start(H3100State *s, H3100Req *req)
 {
-    uint8_t lbaf = le32_to_cpu(req->cmd.cdw10) & 0xf;
-
     qemu_mutex_lock(&s->model_lock);
     h3100_model_format(s->model);
     qemu_mutex_unlock(&s->model_lock);
     h3100_vcache_settle(s);
     g_array_set_size(s->uncor, 0);
-    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
-        H3100Namespace *ns = h3100_ns_allocated(s, i);
-
-        if (ns) {
-            h3100_ns_set_lbads(ns, lbaf ? 12 : 9);
-        }
-    }
     req->aiocb = NULL;
     h3100_unmap(s, req, 0, s->nvm_bytes, 0, h3100_format_cb, req);
 }

@@ -21,8 +21,10 @@
  * is erased, so a new namespace reads zeroes.  A delete's erase goes on
  * across a controller reset (the command is gone, the namespace too)
  * and, through the state file, across a restart (H3100_NS_DELETING); a
- * Format's ends with its command, as the whole drive's Format does: the
- * namespace has the new format, erased as far as it got.
+ * Format's ends with its command: the namespace keeps its old format,
+ * erased as far as it got.  (The new one could round its size down, and
+ * the end of its extent, not erased yet, would go to the next namespace
+ * created there.)
  */
 
 #include "qemu/osdep.h"
@@ -231,14 +233,11 @@ static void h3100_ns_job_one_done(H3100NsJob *job, uint32_t nsid)
 }
 
 /*
- * A reset took the Format's command: it ends where it is.  The namespace
- * whose erase had begun has the new format; those not begun keep theirs.
+ * A reset took the Format's command: it ends where it is, and the
+ * namespaces not erased to the end keep their format.
  */
 static void h3100_ns_format_cancel(H3100NsJob *job)
 {
-    if (job->done) {
-        h3100_ns_set_lbads(&job->s->ns[ctz64(job->todo)], job->lbads);
-    }
     h3100_ns_job_free(job);
 }
 
@@ -334,8 +333,14 @@ static bool h3100_ns_job_io_out(H3100NsJob *job)
 static void h3100_ns_job_poll(void *opaque)
 {
     H3100NsJob *job = opaque;
+    H3100State *s = job->s;
 
-    if (h3100_ns_job_io_out(job)) {
+    /*
+     * Nothing starts while a reset or the device's exit stops the
+     * commands: with an IOThread this timer runs there meanwhile, and a
+     * step begun then could outlive the job the reset frees.
+     */
+    if (s->stopping || s->exiting || h3100_ns_job_io_out(job)) {
         h3100_timer_mod_in(job->timer, H3100_NS_DRAIN_POLL_NS);
         return;
     }

@@ -613,6 +613,66 @@ START_TEST(test_ns_format_waits_for_dsm)
 }
 END_TEST
 
+/*
+ * A reset while a Format of one namespace is erasing it: the namespace
+ * keeps its old format.  Given the new one, a namespace of 1 MiB + 512 B
+ * would have shrunk to 1 MiB of 4 KiB LBAs, its delete would have erased
+ * only that, and its last LBA, not erased yet, would have gone to the
+ * next namespace created there.  The erase is slowed by a throttled
+ * image with 128 data extents before that LBA.
+ */
+START_TEST(test_ns_format_reset_keeps_format)
+{
+    g_autofree char *img = qt_backing_file("ns-fr.img", DEV_NS_BYTES, "raw");
+    Dev *d = ns_open_throttled(img);
+    uint64_t buf = nh_alloc(d->h, 4096, 4096);
+    uint8_t blk[4096], id[4096];
+    uint32_t a, b;
+    NvmeSqe sqe;
+    FILE *f;
+
+    ck_status(ns_delete(d, 1), 0, "delete namespace 1");
+    ck_status(ns_create_full(d, 2049, 2049, 0, 0, 0, &a), 0,
+              "create 1 MiB + 512 B");
+    ck_status(ns_attach(d, a, true), 0, "attach %u", a);
+    fill(d, buf, 0x77, 512);
+    ck_status(ns_io(d, NVME_CMD_WRITE, a, 2048, 1, 512, buf), 0,
+              "write the last LBA");
+    /* data extents the erase zeroes one by one, under the device's feet */
+    f = fopen(img, "r+");
+    memset(blk, 0x77, sizeof(blk));
+    for (unsigned i = 0; i < 128; i++) {
+        ck_assert(fseek(f, (long)i * 8192, SEEK_SET) == 0);
+        ck_assert(fwrite(blk, sizeof(blk), 1, f) == 1);
+    }
+    fclose(f);
+    nh_sqe_init(&sqe, 0x80, a);
+    sqe.cdw10 = 1;                              /* to 4 KiB LBAs */
+    nh_submit(d->h, d->h->admin, &sqe);
+    qt_clock_step(d->qt, 1000000);
+    g_usleep(100000);                           /* a few zeroing steps */
+    nh_disable(d->h);
+    dev_reprobe(d);
+    d->h->cmd_timeout_ns = NS_THROTTLED_WAIT_NS;
+    ck_status(nh_identify(d->h, 0, a, id), 0, "identify %u", a);
+    ck_assert_uint_eq(id[IDN_FLBAS] & 0xf, 0);
+    ck_assert_uint_eq(le64_at(id, IDN_NSZE), 2049);
+
+    ck_status(ns_delete(d, a), 0, "delete %u", a);
+    b = ns_create(d, 2 * MIB, 0);
+    ck_status(ns_attach(d, b, true), 0, "attach %u", b);
+    ck_status(ns_io(d, NVME_CMD_READ, b, 2048, 1, 512, buf), 0,
+              "read LBA 2048 of the new namespace");
+    qt_memread(d->qt, buf, blk, 512);
+    for (unsigned i = 0; i < 512; i++) {
+        ck_assert_msg(blk[i] == 0, "the new namespace reads the old one's "
+                      "last LBA (byte %u: 0x%02x)", i, blk[i]);
+    }
+    dev_close(d);
+    unlink(img);
+}
+END_TEST
+
 /* The table survives a restart through state=, formats included. */
 START_TEST(test_ns_state_restart)
 {
@@ -791,6 +851,7 @@ int main(void)
     tcase_add_test(tc, test_ns_changed_event);
     tcase_add_test(tc, test_ns_delete_format_erase);
     tcase_add_test(tc, test_ns_format_waits_for_dsm);
+    tcase_add_test(tc, test_ns_format_reset_keeps_format);
     tcase_add_test(tc, test_ns_state_restart);
     tcase_add_test(tc, test_ns_delete_survives_restart);
     tc = dev_tcase(s, "spare");
