@@ -16,6 +16,9 @@
 #   --icount            -icount shift=auto,sleep=off (virtual time from
 #                       instructions; implies TCG)
 #   --icount-shift N    -icount shift=N,sleep=off (fixed: repeatable timings)
+#                       Under -icount the guest's clock starts at
+#                       GUEST_ICOUNT_EPOCH (2026-01-01T00:00:00) and
+#                       follows virtual time (-rtc ...,clock=vm)
 #   --flavour NAME      guest image flavour: default, or sql (MariaDB,
 #                       sysbench and PostgreSQL, for scripts/sql-bench.sh)
 #   --kernel 6.12       boot Debian's 6.12 cloud kernel instead of the
@@ -77,6 +80,7 @@ disk=''
 use_disk=1
 devopts=''
 icount=0
+GUEST_ICOUNT_EPOCH=2026-01-01T00:00:00
 ishift=auto
 mem=1024
 smp=2
@@ -201,7 +205,10 @@ if [ "$accel" = auto ]; then
 fi
 accel_args=(-accel "$accel")
 [ "$accel" = kvm ] && accel_args+=(-cpu host)
-[ "$icount" = 1 ] && accel_args+=(-icount "shift=$ishift,sleep=off")
+# under -icount the guest's calendar is virtual time too, from a fixed
+# date: the host's date at boot is an input the run would depend on
+[ "$icount" = 1 ] && accel_args+=(-icount "shift=$ishift,sleep=off"
+                                  -rtc "base=$GUEST_ICOUNT_EPOCH,clock=vm")
 
 # --- the initramfs: the cached image + a small archive with /guest ---------
 mkdir -p "$tmp/extra/guest"
@@ -211,6 +218,10 @@ cp "$initrd" "$tmp/initrd"
 # the next archive must start 4-byte aligned: pad the gzip member with zeros
 sz=$(stat -c %s "$tmp/initrd")
 truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
+# the same files give the same bytes: a copy's mtime in the archive made
+# each boot's kernel start from different memory contents, and under
+# -icount two boots of one configuration went apart from there
+find "$tmp/extra" -exec touch -h -d @0 {} +
 (cd "$tmp/extra" && find . -mindepth 1 | LC_ALL=C sort |
     cpio -o -H newc --quiet -R 0:0) >>"$tmp/initrd"
 
