@@ -115,10 +115,10 @@ static uint64_t h3100_ns_eui64(H3100State *s, uint32_t nsid)
 
 static void h3100_ns_nguid(H3100State *s, uint32_t nsid, uint8_t *nguid)
 {
-    uint32_t tag = (s->ns[nsid].gen << 8) | (nsid - 1);
+    uint64_t tag = ((uint64_t)s->ns[nsid].gen << 8) | (nsid - 1);
 
     memcpy(nguid, s->nguid, sizeof(s->nguid));
-    stl_be_p(nguid + 12, ldl_be_p(nguid + 12) ^ tag);
+    stq_be_p(nguid + 8, ldq_be_p(nguid + 8) ^ tag);     /* all 40 bits */
 }
 
 /* What every namespace has, whatever its size and format */
@@ -252,6 +252,10 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req)
     case NVME_ID_CNS_NS_PRESENT_LIST:
         return h3100_identify_ns_list(s, req, true);
     case NVME_ID_CNS_NS_PRESENT:
+        /* FFFFFFFFh's common data is CNS 00h's alone */
+        if (le32_to_cpu(c->nsid) == NVME_NSID_BROADCAST) {
+            return NVME_INVALID_NSID | NVME_DNR;
+        }
         return h3100_identify_ns(s, req,
                                  h3100_ns_allocated(s, le32_to_cpu(c->nsid)));
     case NVME_ID_CNS_NS_ATTACHED_CTRL_LIST:

@@ -36,7 +36,6 @@
 #define H3100_NS_MGMT_CREATE        0
 #define H3100_NS_MGMT_DELETE        1
 #define H3100_NS_CHANGED_ENTRIES    1024
-#define H3100_CTRL_LIST_MAX         2047
 
 /* an erase of one or more namespaces' extents (Format, Delete) */
 struct H3100NsJob {
@@ -490,12 +489,14 @@ static uint16_t h3100_ns_create(H3100State *s, H3100Req *req)
     if (!nsid) {
         return H3100_SC_NS_ID_UNAVAILABLE | NVME_DNR;
     }
+    /* 0 is the shipped namespace's: after 2^32 creates the count wraps to 1 */
+    s->ns_gen = s->ns_gen == UINT32_MAX ? 1 : s->ns_gen + 1;
     s->ns[nsid] = (H3100Namespace) {
         .state = H3100_NS_DETACHED,
         .base = base,
         .bytes = nsze << lbads,
         .lbads = lbads,
-        .gen = ++s->ns_gen,
+        .gen = s->ns_gen,
     };
     trace_h3100_ns_created(nsid, base, nsze << lbads);
     req->cqe.result = cpu_to_le32(nsid);
@@ -556,24 +557,21 @@ uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req)
 
 /* ---- Namespace Attachment ---------------------------------------------- */
 
-/* A controller list naming this controller and no other. */
+/*
+ * A controller list naming this controller, once, and no other: a list
+ * of unique IDs, and the drive has one controller.
+ */
 static uint16_t h3100_ns_ctrl_list(H3100State *s, H3100Req *req)
 {
     uint16_t list[NVME_IDENTIFY_DATA_SIZE / 2];
-    uint16_t status, n;
+    uint16_t status;
 
     status = h3100_dma_from_host(s, req, list, sizeof(list));
     if (status) {
         return status;
     }
-    n = le16_to_cpu(list[0]);
-    if (!n || n > H3100_CTRL_LIST_MAX) {
+    if (le16_to_cpu(list[0]) != 1 || le16_to_cpu(list[1]) != H3100_CNTLID) {
         return NVME_NS_CTRL_LIST_INVALID | NVME_DNR;
-    }
-    for (unsigned i = 1; i <= n; i++) {
-        if (le16_to_cpu(list[i]) != H3100_CNTLID) {
-            return NVME_NS_CTRL_LIST_INVALID | NVME_DNR;
-        }
     }
     return NVME_SUCCESS;
 }

@@ -32,14 +32,14 @@
  *       (at 100 in version 3, 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
- *   ..  (v5) u32 namespaces created ever, u32 M, then M x H3100_DS_NS_BYTES
- *       { u32 NSID, u8 H3100NsState, u8 lbads (9 or 12), u16 0, u32
- *       creation number, u32 0, u64 base, u64 bytes }: the allocated
- *       namespaces, NSIDs ascending, extents disjoint and inside the
- *       NVM space.  Older versions: one namespace, the lba_size
- *       property's format.  A namespace being deleted is saved so
- *       (its erase goes on at the next start); one being formatted is
- *       saved in its old format.
+ *   ..  (v5) u32 namespaces created (mod 2^32), u32 M, then M x
+ *       H3100_DS_NS_BYTES { u32 NSID, u8 H3100NsState, u8 lbads (9 or
+ *       12), u16 0, u32 creation number (any value), u32 0, u64 base,
+ *       u64 bytes }: the allocated namespaces, NSIDs ascending, extents
+ *       disjoint and inside the NVM space.  Older versions: one
+ *       namespace, the lba_size property's format.  A namespace being
+ *       deleted is saved so (its erase goes on at the next start); one
+ *       being formatted is saved in its old format.
  *
  * An empty extra section (a file saved by h3100-sim, or model state
  * version 1) means a drive fresh from the factory: device defaults.
@@ -130,7 +130,7 @@ static bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len,
         };
         if (nsid <= prev || nsid > H3100_NS_MAX ||
             n->state == H3100_NS_FREE || n->state > H3100_NS_DELETING ||
-            (n->lbads != 9 && n->lbads != 12) || n->gen > gen ||
+            (n->lbads != 9 && n->lbads != 12) ||
             !n->bytes || (n->bytes & ((1ull << n->lbads) - 1)) ||
             n->base % H3100_NS_ALIGN || n->base > s->nvm_bytes ||
             n->bytes > s->nvm_bytes - n->base) {

@@ -330,7 +330,7 @@ struct H3100Namespace {
     uint64_t base;                    /* bytes into the NVM space */
     uint64_t bytes;                   /* NSZE << lbads */
     uint32_t lbads;                   /* log2 of its LBA size */
-    uint32_t gen;                     /* creations of this NSID: its IDs */
+    uint32_t gen;                     /* its creation number: its IDs */
     H3100NsJob *job;                  /* a format or delete erasing it */
 };
 
@@ -403,7 +403,7 @@ struct H3100State {
     uint64_t nvm_bytes;               /* TNVMCAP: the FTL's LBA space */
     H3100Namespace ns[H3100_NS_MAX + 1];  /* [1..NN] */
     uint64_t ns_changed;              /* log 04h: bit N = NSID N */
-    uint32_t ns_gen;                  /* namespaces created, ever */
+    uint32_t ns_gen;                  /* namespaces created (mod 2^32) */
     GArray *uncor;                    /* H3100Range, sorted, disjoint */
     uint64_t media_errors;
 

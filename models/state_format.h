@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "crc32c.h"
+#include "ecc.h"
 #include "thermal.h"
 
 typedef struct StateHeader {

@@ -14,6 +14,7 @@
 
 #include "dev.h"
 #include "h3100/vlog.h"
+#include "state_format.h"
 
 #define NS_MAX              32
 #define OACS_NS_MGMT        (1 << 3)
@@ -227,6 +228,13 @@ START_TEST(test_ns_identify)
               "CNS 12h, NSID 0");
     ck_status(nh_identify(d->h, 0x10, 0xfffffffe, id), NVME_SC_INVALID_NSID,
               "CNS 10h above FFFFFFFEh");
+
+    /* FFFFFFFFh: what all namespaces share for CNS 00h, nothing for 11h */
+    ck_status(nh_identify(d->h, 0, NSID_ALL, id), 0, "CNS 00h, FFFFFFFFh");
+    ck_assert_uint_eq(le64_at(id, IDN_NSZE), 0);
+    ck_assert_uint_eq(id[25], 1);                     /* NLBAF: 2 formats */
+    ck_status(nh_identify(d->h, 0x11, NSID_ALL, id), NVME_SC_INVALID_NSID,
+              "CNS 11h, FFFFFFFFh");
     dev_close(d);
 }
 END_TEST
@@ -315,7 +323,7 @@ END_TEST
 START_TEST(test_ns_errors)
 {
     Dev *d = dev_open();
-    const uint16_t other = 5, two[2] = { 0, 7 };
+    const uint16_t other = 5, two[2] = { 0, 7 }, twice[2] = { 0, 0 };
     uint64_t lbas = DEV_NS_LBAS;
     uint32_t nsid;
     NvmeSqe sqe;
@@ -365,6 +373,12 @@ START_TEST(test_ns_errors)
               "attach to controller 5");
     ck_status(ns_attach_list(d, 3, 0, two, 2), SC_CTRL_LIST,
               "attach to controllers 0 and 7");
+    ck_status(ns_attach_list(d, 3, 0, twice, 2), SC_CTRL_LIST,
+              "attach to controller 0 named twice");
+    ck_status(ns_attach(d, 3, true), 0, "attach 3");
+    ck_status(ns_attach_list(d, 3, 1, twice, 2), SC_CTRL_LIST,
+              "detach from controller 0 named twice");
+    ck_status(ns_attach(d, 3, false), 0, "detach 3");
     ck_status(ns_attach_list(d, 3, 2, two, 1), NVME_SC_INVALID_FIELD,
               "attachment select 2");
     ck_status(ns_attach(d, 0, true), NVME_SC_INVALID_NSID, "attach NSID 0");
@@ -710,6 +724,81 @@ START_TEST(test_ns_state_restart)
 }
 END_TEST
 
+/* @nsid's NGUID, from its descriptor list (EUI-64 first, then the NGUID) */
+static void ns_nguid(Dev *d, uint32_t nsid, uint8_t *nguid)
+{
+    uint8_t list[4096];
+
+    ck_status(nh_identify(d->h, 3, nsid, list), 0, "descriptors of %u", nsid);
+    ck_assert_uint_eq(list[12], 2);
+    ck_assert_uint_eq(list[13], 16);
+    memcpy(nguid, list + 16, 16);
+}
+
+/*
+ * A namespace's EUI-64 and NGUID carry its creation number.  All 32 bits
+ * of it reach the NGUID (creation 2^24 + 1 is not creation 1 again), and
+ * a count that wrapped (a file saved after 2^32 creates) is saved in a
+ * file that loads again, with every namespace's IDs.
+ */
+START_TEST(test_ns_creation_number_wraps)
+{
+    g_autofree char *path = g_strdup_printf("%s/ns-gen.h3s", qt_tmpdir());
+    g_autofree char *opts = g_strdup_printf(",state=%s", path);
+    g_autofree uint8_t *buf = NULL;
+    uint8_t shipped[16], first[16], a[16], b[16], now[16], *tail;
+    uint32_t v;
+    gsize len;
+    Dev *d;
+
+    unlink(path);
+    d = dev_open_full(NULL, opts, "");
+    ns_nguid(d, 1, shipped);
+    ck_status(ns_delete(d, 1), 0, "delete namespace 1");
+    ck_assert_uint_eq(ns_create(d, 8 * MIB, 0), 1);    /* creation 1 */
+    ck_status(ns_attach(d, 1, true), 0, "attach 1");
+    ns_nguid(d, 1, first);
+    ck_assert_msg(memcmp(first, shipped, 16), "a new namespace 1 kept the "
+                  "shipped NGUID");
+    dev_close(d);
+
+    /* as if 2^32 - 1 had been created, NSID 1 the (2^24 + 1)th */
+    ck_assert(g_file_get_contents(path, (gchar **)&buf, &len, NULL));
+    ck_assert_uint_ge(len, STATE_HDR_BYTES + 40);
+    tail = buf + len - 40;              /* the table: 8 bytes, one entry */
+    ck_assert_uint_eq(le32_at(tail, 4), 1);
+    ck_assert_uint_eq(le32_at(tail, 8), 1);
+    ck_assert_uint_eq(le32_at(tail, 16), 1);
+    v = UINT32_MAX;
+    memcpy(tail, &v, 4);
+    v = (1u << 24) + 1;
+    memcpy(tail + 16, &v, 4);
+    state_header_mend(buf, len);
+    ck_assert(g_file_set_contents(path, (gchar *)buf, len, NULL));
+
+    d = dev_launch(NULL, opts, "");
+    nh_enable(d->h, 32);
+    ns_nguid(d, 1, a);
+    ck_assert_msg(memcmp(a, first, 16), "creation 2^24 + 1 has creation "
+                  "1's NGUID");
+    ck_assert_uint_eq(ns_create(d, 8 * MIB, 0), 2);    /* the count wraps */
+    ck_status(ns_attach(d, 2, true), 0, "attach 2");
+    ns_nguid(d, 2, b);
+    ck_assert(memcmp(b, a, 16) && memcmp(b, shipped, 16));
+    dev_close(d);
+
+    d = dev_launch(NULL, opts, "");
+    nh_enable(d->h, 32);
+    ck_assert_uint_eq(ns_list(d, 0x02, 0, NULL), 2);
+    ns_nguid(d, 1, now);
+    ck_assert_msg(!memcmp(now, a, 16), "namespace 1's NGUID changed");
+    ns_nguid(d, 2, now);
+    ck_assert_msg(!memcmp(now, b, 16), "namespace 2's NGUID changed");
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
 /*
  * A delete cut short by QEMU's exit goes on at the next start (state=):
  * the namespace stays gone and its extent is erased before it is reused.
@@ -854,6 +943,7 @@ int main(void)
     tcase_add_test(tc, test_ns_format_reset_keeps_format);
     tcase_add_test(tc, test_ns_state_restart);
     tcase_add_test(tc, test_ns_delete_survives_restart);
+    tcase_add_test(tc, test_ns_creation_number_wraps);
     tc = dev_tcase(s, "spare");
     /*
      * Tens of thousands of writes through the qtest socket: 19-34 s on an
