@@ -273,12 +273,15 @@ kill_at_line() {
     done
 }
 
+# has the guest's script begun (printed its first line)?
+script_began() { grep -aq '^===H3100-GUEST-BEGIN===' "$gout"; }
+
 # Stop a boot whose kernel reports an RCU stall before the script began
 # (see the second boot below) instead of waiting for the time-out.  QEMU
 # gets SIGTERM: the drive's state is saved as on any ordinary exit.
 stall_watch() {
     while kill -0 "$qpid" 2>/dev/null; do
-        grep -aq '^===H3100-GUEST-BEGIN===' "$gout" && return
+        script_began && return
         if grep -aq 'rcu: INFO: .* detected stalls' "$log"; then
             : >"$tmp/stalled"
             kill -TERM "$(cat "${pidfile:-$tmp/qemu.pid}")"
@@ -336,7 +339,7 @@ boot first
 # lines say which it was.  A hang once the script runs still fails.
 if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] &&
    { [ -e "$tmp/stalled" ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
-   ! grep -aq '^===H3100-GUEST-BEGIN===' "$gout"; then
+   ! script_began; then
     if [ -e "$tmp/stalled" ]; then
         say "the guest's kernel reported an RCU stall before the script began (${elapsed} s); booting again"
     else

@@ -5,14 +5,8 @@
 # on the two serial files (the real image's initramfs is still built).
 #
 #   tests/guest/test_guest_retry.sh [QEMU]   (QEMU is not used)
-set -uo pipefail
-project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-retry.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
+# shellcheck source=tests/guest/guest-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
 # The stand-in: boot N of case CASE (FAKE_DIR/case) writes the console
 # (first -serial file) and the script's port (second), then ends or waits
@@ -59,7 +53,7 @@ run() {
     echo "$1" >"$tmp/case"
     local start=$SECONDS
     echo 'echo hello' >"$tmp/run.sh"
-    FAKE_DIR=$tmp "$project/scripts/guest-run.sh" --qemu "$tmp/qemu" --accel tcg \
+    FAKE_DIR=$tmp "$GUEST_RUN" --qemu "$tmp/qemu" --accel tcg \
         --no-disk --timeout "$2" "$tmp/run.sh" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     boots=$(cat "$tmp/boots" 2>/dev/null || echo 0)
@@ -94,5 +88,4 @@ check "$([ "$rc" = 124 ] && [ "$boots" = 2 ]; echo $?)" \
 run none 30
 check "$([ "$rc" = 0 ] && [ "$boots" = 1 ]; echo $?)" "a boot that runs the script: one boot (exit $rc)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
