@@ -411,22 +411,57 @@ bool h3100_config_apply(H3100Config *cfg, const char *list, GError **errp)
     return true;
 }
 
+static uint64_t field_get(const H3100Config *cfg, const Field *f)
+{
+    uint64_t v = 0;
+
+    if (f->size == 4) {
+        uint32_t v32;
+        memcpy(&v32, (const char *)cfg + f->offset, 4);
+        v = v32;
+    } else {
+        memcpy(&v, (const char *)cfg + f->offset, 8);
+    }
+    return v;
+}
+
 void h3100_config_print(const H3100Config *cfg, FILE *out)
 {
     fprintf(out, "profile = %s\n", cfg->profile);
     for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
-        const Field *f = &fields[i];
-        uint64_t v = 0;
-
-        if (f->size == 4) {
-            uint32_t v32;
-            memcpy(&v32, (const char *)cfg + f->offset, 4);
-            v = v32;
-        } else {
-            memcpy(&v, (const char *)cfg + f->offset, 8);
-        }
-        fprintf(out, "%s = %" PRIu64 "\n", f->name, v);
+        fprintf(out, "%s = %" PRIu64 "\n", fields[i].name,
+                field_get(cfg, &fields[i]));
     }
+}
+
+char *h3100_config_to_string(const H3100Config *cfg)
+{
+    GString *s = g_string_new(NULL);
+
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
+        g_string_append_printf(s, "%s%s=%" PRIu64, i ? "," : "",
+                               fields[i].name, field_get(cfg, &fields[i]));
+    }
+    return g_string_free(s, false);
+}
+
+char *h3100_config_diff(const H3100Config *here, const H3100Config *there)
+{
+    if (strncmp(here->profile, there->profile, sizeof(here->profile))) {
+        return g_strdup_printf("profile=%.*s here, %.*s there",
+                               (int)sizeof(here->profile), here->profile,
+                               (int)sizeof(there->profile), there->profile);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
+        uint64_t a = field_get(here, &fields[i]);
+        uint64_t b = field_get(there, &fields[i]);
+
+        if (a != b) {
+            return g_strdup_printf("%s=%" PRIu64 " here, %" PRIu64 " there",
+                                   fields[i].name, a, b);
+        }
+    }
+    return NULL;
 }
 
 uint32_t h3100_dies(const H3100Config *cfg)

@@ -43,6 +43,7 @@ bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp)
 
 void ftl_destroy(Ftl *f)
 {
+    ftl_track_stop(f);
     for (uint64_t i = 0; f->l2p && i < f->nchunks; i++) {
         huge_free(f->l2p[i]);
     }
@@ -91,13 +92,14 @@ bool ftl_write(Ftl *f, uint64_t lpn, uint32_t stream)
     return true;
 }
 
-static void trim_entry(Ftl *f, uint32_t *e)
+static void trim_entry(Ftl *f, uint32_t *e, uint64_t lpn)
 {
     if (*e != FTL_UNMAPPED) {
         ftl_invalidate(f, *e);
         *e = FTL_UNMAPPED;
         f->mapped--;
         f->stats.trimmed_slots++;
+        ftl_track_l2p(f, lpn);
     }
 }
 
@@ -121,7 +123,7 @@ void ftl_trim_range(Ftl *f, uint64_t lpn, uint64_t n)
         uint32_t *chunk = f->l2p[c];
 
         for (; chunk && lpn < stop; lpn++) {
-            trim_entry(f, &chunk[lpn & (FTL_CHUNK_SLOTS - 1)]);
+            trim_entry(f, &chunk[lpn & (FTL_CHUNK_SLOTS - 1)], lpn);
         }
         lpn = stop;
     }
@@ -134,6 +136,9 @@ void ftl_trim_range(Ftl *f, uint64_t lpn, uint64_t n)
 void ftl_forget_all(Ftl *f)
 {
     for (uint64_t i = 0; i < f->nchunks; i++) {
+        if (f->l2p[i] && f->track) {
+            ftl_track_mark_chunk(f, i, true);
+        }
         huge_free(f->l2p[i]);
         f->l2p[i] = NULL;
     }

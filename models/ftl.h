@@ -105,6 +105,20 @@ typedef struct BadBlocks {
 
 enum { BB_SPARE = 0, BB_USED = 1, BB_BAD = 2 };
 
+/*
+ * Live migration (ftl_track.c) hands the maps out in pages of
+ * FTL_PAGE_SLOTS entries (4 KiB), and while it runs marks the pages the
+ * FTL changes, the map chunks and reverse maps it frees.
+ */
+#define FTL_P2L_PAGE_SHIFT 10u
+#define FTL_L2P_PAGE_SHIFT (FTL_CHUNK_SHIFT < FTL_P2L_PAGE_SHIFT ? \
+                            FTL_CHUNK_SHIFT : FTL_P2L_PAGE_SHIFT)
+#define FTL_PAGE_SLOTS (1u << FTL_P2L_PAGE_SHIFT)
+#define FTL_L2P_PAGE_SLOTS (1u << FTL_L2P_PAGE_SHIFT)
+#define FTL_CHUNK_PAGES (FTL_CHUNK_SLOTS / FTL_L2P_PAGE_SLOTS)
+
+typedef struct FtlTrack FtlTrack;
+
 typedef struct Ftl {
     const H3100Config *cfg;
     uint64_t user_slots;
@@ -135,6 +149,7 @@ typedef struct Ftl {
     FtlStats stats;
     uint64_t sb_bytes;                /* bytes of per-superblock arrays */
     bool out_of_space;                /* nowhere left to write: read-only */
+    FtlTrack *track;                  /* changes since handed out, or NULL */
 } Ftl;
 
 bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp);
@@ -230,6 +245,33 @@ bool bb_erase_superblock(Ftl *f, uint32_t sb);
 void bb_age_superblock(Ftl *f, uint32_t sb, uint32_t erases);
 uint32_t bb_available_spare_pct(const BadBlocks *bb);
 
+/* Tracking for live migration (ftl_track.c); the marks cost one test
+ * while nothing tracks. */
+void ftl_track_start(Ftl *f);
+void ftl_track_stop(Ftl *f);
+uint64_t ftl_track_pending(const Ftl *f);
+/* The next due item (h3100/migrate.h), no longer due; false if none. */
+typedef struct H3100MigItem H3100MigItem;
+bool ftl_track_next(Ftl *f, H3100MigItem *it);
+void ftl_track_mark_l2p(Ftl *f, uint64_t lpn);
+void ftl_track_mark_p2l(Ftl *f, uint32_t sb, uint64_t slot);
+void ftl_track_mark_chunk(Ftl *f, uint64_t chunk, bool freed);
+void ftl_track_mark_sb_freed(Ftl *f, uint32_t sb);
+
+static inline void ftl_track_l2p(Ftl *f, uint64_t lpn)
+{
+    if (G_UNLIKELY(f->track)) {
+        ftl_track_mark_l2p(f, lpn);
+    }
+}
+
+static inline void ftl_track_p2l(Ftl *f, uint32_t sb, uint64_t slot)
+{
+    if (G_UNLIKELY(f->track)) {
+        ftl_track_mark_p2l(f, sb, slot);
+    }
+}
+
 /* Memory the FTL holds, in bytes. */
 uint64_t ftl_memory_bytes(const Ftl *f);
 
@@ -239,6 +281,14 @@ uint64_t ftl_memory_bytes(const Ftl *f);
  * in @why.  Safe on any contents (ftl_check.c says what it assumes).
  */
 bool ftl_check(const Ftl *f, GString *why);
+/*
+ * The same but the maps' contents: O(superblocks x planes + blocks).
+ * What the maps must hold (each mapped lpn named back by the slot it maps
+ * to, per superblock as many as it counts valid, every written slot
+ * naming an lpn of the drive) is then the caller's to know: a migration
+ * receiver counts it as the pages come (migrate_recv.c).
+ */
+bool ftl_check_tables(const Ftl *f, GString *why);
 /* What is wrong with @sb's state, stream and pointers, or NULL. */
 const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
                                bool has_tables);

@@ -76,15 +76,25 @@ const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
     return NULL;
 }
 
-static bool check_superblocks(const Ftl *f, GString *why)
+static bool check_sb_shapes(const Ftl *f, GString *why)
 {
     for (uint32_t i = 0; i < f->nsb; i++) {
-        const Superblock *sb = &f->sb[i];
-        const char *bad = ftl_sb_shape_error(f, sb, sb->p2l != NULL);
+        const char *bad = ftl_sb_shape_error(f, &f->sb[i],
+                                             f->sb[i].p2l != NULL);
 
         if (bad) {
             return check_fail(why, "superblock %u: %s", i, bad);
         }
+    }
+    return true;
+}
+
+/* Every written slot of a reverse map names an lpn of the drive. */
+static bool check_reverse_maps(const Ftl *f, GString *why)
+{
+    for (uint32_t i = 0; i < f->nsb; i++) {
+        const Superblock *sb = &f->sb[i];
+
         for (uint64_t s = 0; sb->p2l && s < sb->wp; s++) {
             if (sb->p2l[s] >= f->user_slots) {
                 return check_fail(why, "slot %" PRIu64 " of superblock %u "
@@ -365,10 +375,16 @@ static bool check_map(const Ftl *f, GString *why)
     return true;
 }
 
-bool ftl_check(const Ftl *f, GString *why)
+bool ftl_check_tables(const Ftl *f, GString *why)
 {
-    return check_superblocks(f, why) && check_open(f, why) &&
+    return check_sb_shapes(f, why) && check_open(f, why) &&
            check_reclaim(f, why) && check_free_list(f, why) &&
            check_block_counts(f, why) && check_superblock_blocks(f, why) &&
-           check_rng(f, why) && check_map(f, why);
+           check_rng(f, why);
+}
+
+bool ftl_check(const Ftl *f, GString *why)
+{
+    return ftl_check_tables(f, why) && check_reverse_maps(f, why) &&
+           check_map(f, why);
 }

@@ -16,6 +16,10 @@ static uint32_t *chunk_for_write(Ftl *f, uint64_t lpn)
     if (G_UNLIKELY(!*slot)) {
         *slot = huge_alloc(FTL_CHUNK_SLOTS * sizeof(uint32_t));
         memset(*slot, 0xff, FTL_CHUNK_SLOTS * sizeof(uint32_t));
+        if (f->track) {
+            /* what a receiver holds of it is from before it was freed */
+            ftl_track_mark_chunk(f, lpn >> FTL_CHUNK_SHIFT, false);
+        }
     }
     return *slot;
 }
@@ -31,6 +35,7 @@ void ftl_map_set(Ftl *f, uint64_t lpn, uint32_t ppn)
         f->mapped--;
     }
     *e = ppn;
+    ftl_track_l2p(f, lpn);
 }
 
 /* The caller repoints the logical map, which is what invalidates. */
@@ -54,6 +59,9 @@ void ftl_sb_free_arrays(Ftl *f, uint32_t sbi)
     Superblock *sb = &f->sb[sbi];
 
     if (sb->p2l) {
+        if (f->track) {
+            ftl_track_mark_sb_freed(f, sbi);
+        }
         huge_free(sb->p2l);
         sb->p2l = NULL;
         f->sb_bytes -= f->sps * sizeof(uint32_t);
@@ -103,6 +111,7 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
     sb = &f->sb[sbi];
     slot = sb->wp++;
     sb->p2l[slot] = (uint32_t)lpn;
+    ftl_track_p2l(f, sbi, slot);
     sb->valid++;
     if (sb->wp % f->spu == 0 && f->hooks.unit_full) {
         f->hooks.unit_full(f->hooks.opaque, stream, sbi,

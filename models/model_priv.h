@@ -65,6 +65,15 @@ struct H3100Model {
 
 void model_attach_hooks(H3100Model *m);
 
+/*
+ * Read a migration core (migrate.c) into @m: superblock headers (the use
+ * of each reverse map into @sb_has), map chunks in use (@chunk_has),
+ * counters, tables and timing state.  False, with the reason in @why,
+ * for a core that is not one.
+ */
+bool model_mig_core_load(H3100Model *m, const uint8_t *core, size_t len,
+                         uint8_t *sb_has, uint8_t *chunk_has, GString *why);
+
 /* A power cycle for the thermal model: idle temperature, no throttle. */
 void model_thermal_power_on(H3100Model *m);
 

@@ -46,19 +46,12 @@
 #include "hugealloc.h"
 #include "model_priv.h"
 #include "state_format.h"
+#include "state_io.h"
 
 #define STATE_MAGIC "H3100ST\n"
 #define STATE_VERSION 4u
 #define STATE_VERSION_MIN 1u
 
-
-typedef struct Stream {
-    FILE *f;
-    uint32_t crc;
-    uint64_t bytes;
-    uint64_t limit;                   /* reading: payload bytes left */
-    bool failed;
-} Stream;
 
 static void fill_identity(StateHeader *h, const H3100Config *cfg)
 {
@@ -89,9 +82,14 @@ static uint32_t header_crc(const StateHeader *h)
     return crc32c(&copy, sizeof(copy));
 }
 
-static void put(Stream *s, const void *p, size_t n)
+void stream_put(Stream *s, const void *p, size_t n)
 {
-    if (s->failed || fwrite(p, 1, n, s->f) != n) {
+    if (s->failed) {
+        return;
+    }
+    if (s->out) {
+        g_byte_array_append(s->out, p, n);
+    } else if (fwrite(p, 1, n, s->f) != n) {
         s->failed = true;
         return;
     }
@@ -99,22 +97,37 @@ static void put(Stream *s, const void *p, size_t n)
     s->bytes += n;
 }
 
-static bool get(Stream *s, void *p, size_t n)
+bool stream_get(Stream *s, void *p, size_t n)
 {
-    if (s->failed || n > s->limit || fread(p, 1, n, s->f) != n) {
+    if (s->failed || n > s->limit ||
+        (s->in ? false : fread(p, 1, n, s->f) != n)) {
         s->failed = true;
         memset(p, 0, n);
         return false;
+    }
+    if (s->in) {
+        memcpy(p, s->in, n);
+        s->in += n;
     }
     s->crc = crc32c_update(s->crc, p, n);
     s->limit -= n;
     return true;
 }
 
-#define PUT(s, v) put((s), &(v), sizeof(v))
-#define GET(s, v) get((s), &(v), sizeof(v))
+/*
+ * Does the stream still hold @n bytes?  Asked before allocating for them,
+ * so a short file cannot make the model allocate more than it holds.
+ * The limit is what the file really has left: loading checked the
+ * header's payload length against the file's size.
+ */
+bool stream_holds(const Stream *s, uint64_t n)
+{
+    return !s->failed && n <= s->limit;
+}
 
-static void save_payload(H3100Model *m, Stream *s)
+/* Counters and reclaim state, and the block tables (load: their meaning
+ * is ftl_check's). */
+void state_put_counters(H3100Model *m, Stream *s)
 {
     Ftl *f = &m->ftl;
     BadBlocks *bb = &f->bb;
@@ -134,28 +147,49 @@ static void save_payload(H3100Model *m, Stream *s)
     PUT(s, f->open);
     PUT(s, f->rng);
     PUT(s, f->mapped);
-    put(s, f->free_list, sizeof(uint32_t) * f->nfree);
-    put(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
-    put(s, bb->state, nblk);
-    put(s, bb->erase_count, sizeof(uint32_t) * nblk);
-    put(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
+    stream_put(s, f->free_list, sizeof(uint32_t) * f->nfree);
+    stream_put(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
+    stream_put(s, bb->state, nblk);
+    stream_put(s, bb->erase_count, sizeof(uint32_t) * nblk);
+    stream_put(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
     PUT(s, bb->initial_spares);
     PUT(s, bb->factory_bad);
     PUT(s, bb->grown_bad);
     PUT(s, bb->used_blocks);
     PUT(s, bb->used_block_erases);
+}
+
+/* A superblock's header, and whether its reverse map is in use. */
+void state_put_sb(const Superblock *sb, Stream *s)
+{
+    uint8_t has = sb->p2l != NULL;
+
+    PUT(s, sb->state);
+    PUT(s, sb->stream);
+    PUT(s, sb->valid);
+    PUT(s, sb->wp);
+    PUT(s, sb->erase_count);
+    PUT(s, has);
+}
+
+/* The lifetime counters: thermal (version 3), LDPC (version 4). */
+void state_put_lifetime(H3100Model *m, Stream *s)
+{
+    PUT(s, m->thermal.stats);
+    PUT(s, m->ecc);
+}
+
+static void save_payload(H3100Model *m, Stream *s)
+{
+    Ftl *f = &m->ftl;
+
+    state_put_counters(m, s);
     for (uint32_t i = 0; i < f->nsb; i++) {
         Superblock *sb = &f->sb[i];
-        uint8_t has = sb->p2l != NULL;
 
-        PUT(s, sb->state);
-        PUT(s, sb->stream);
-        PUT(s, sb->valid);
-        PUT(s, sb->wp);
-        PUT(s, sb->erase_count);
-        PUT(s, has);
-        if (has) {
-            put(s, sb->p2l, sizeof(uint32_t) * sb->wp);
+        state_put_sb(sb, s);
+        if (sb->p2l) {
+            stream_put(s, sb->p2l, sizeof(uint32_t) * sb->wp);
         }
     }
     for (uint64_t c = 0; c < f->nchunks; c++) {
@@ -163,11 +197,10 @@ static void save_payload(H3100Model *m, Stream *s)
 
         PUT(s, has);
         if (has) {
-            put(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS);
+            stream_put(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS);
         }
     }
-    PUT(s, m->thermal.stats);
-    PUT(s, m->ecc);
+    state_put_lifetime(m, s);
 }
 
 bool h3100_model_save_with(H3100Model *m, const char *path,
@@ -203,7 +236,7 @@ bool h3100_model_save_with(H3100Model *m, const char *path,
     save_payload(m, &s);
     PUT(&s, len);
     if (extra_len) {
-        put(&s, extra, extra_len);
+        stream_put(&s, extra, extra_len);
     }
     h.payload_bytes = s.bytes;
     h.payload_crc = s.crc;
@@ -263,11 +296,9 @@ static bool check_identity(const StateHeader *got, const H3100Config *cfg,
     return false;
 }
 
-static bool refuse(GString *why, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-
-static bool refuse(GString *why, const char *fmt, ...)
-{
-    va_list ap;
+bool state_refuse(GString *why, const char *fmt, ...)
+                  {
+                  va_list ap;
 
     va_start(ap, fmt);
     g_string_append_vprintf(why, fmt, ap);
@@ -275,21 +306,11 @@ static bool refuse(GString *why, const char *fmt, ...)
     return false;
 }
 
-/*
- * Does the file still hold @n bytes?  Asked before allocating for them,
- * so a short file cannot make the model allocate more than it holds.
- * The limit is what the file really has left: loading checked the
- * header's payload length against the file's size.
- */
-static bool file_holds(const Stream *s, uint64_t n)
-{
-    return !s->failed && n <= s->limit;
-}
-
-/* Counters and reclaim state: their meaning is ftl_check's. */
-static bool load_counters(H3100Model *m, Stream *s, GString *why)
+bool state_get_counters(H3100Model *m, Stream *s, GString *why)
 {
     Ftl *f = &m->ftl;
+    BadBlocks *bb = &f->bb;
+    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
     uint8_t ro;
 
     GET(s, m->c);
@@ -306,38 +327,65 @@ static bool load_counters(H3100Model *m, Stream *s, GString *why)
     GET(s, f->rng);
     GET(s, f->mapped);
     if (s->failed) {
-        return refuse(why, "truncated counters");
+        return state_refuse(why, "truncated counters");
     }
     if (ro > 1) {
-        return refuse(why, "bad read-only flag %u", ro);
+        return state_refuse(why, "bad read-only flag %u", ro);
     }
     m->read_only = ro;
     f->out_of_space = ro;
     /* sizes the free list read next */
     if (f->nfree > f->nsb) {
-        return refuse(why, "free list of %u superblocks, the drive has %u",
-                      f->nfree, f->nsb);
+        return state_refuse(why, "free list of %u superblocks, the drive "
+                            "has %u", f->nfree, f->nsb);
     }
-    return true;
-}
-
-static bool load_block_tables(Ftl *f, Stream *s, GString *why)
-{
-    BadBlocks *bb = &f->bb;
-    uint64_t nblk = (uint64_t)bb->planes * bb->blocks;
-
-    get(s, f->free_list, sizeof(uint32_t) * f->nfree);
-    get(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
-    get(s, bb->state, nblk);
-    get(s, bb->erase_count, sizeof(uint32_t) * nblk);
-    get(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
+    stream_get(s, f->free_list, sizeof(uint32_t) * f->nfree);
+    stream_get(s, f->sb_block, sizeof(uint16_t) * f->nsb * bb->planes);
+    stream_get(s, bb->state, nblk);
+    stream_get(s, bb->erase_count, sizeof(uint32_t) * nblk);
+    stream_get(s, bb->spares_left, sizeof(uint32_t) * bb->planes);
     GET(s, bb->initial_spares);
     GET(s, bb->factory_bad);
     GET(s, bb->grown_bad);
     GET(s, bb->used_blocks);
     GET(s, bb->used_block_erases);
     if (s->failed) {
-        return refuse(why, "truncated block tables");
+        return state_refuse(why, "truncated block tables");
+    }
+    return true;
+}
+
+/*
+ * Superblock @i's header: its shape is checked before anything is
+ * allocated for it, and open ones (whose maps are not full) are at most
+ * one per stream, counted in *@open.  *@has: its reverse map follows.
+ */
+bool state_get_sb(Ftl *f, uint32_t i, Stream *s, uint8_t *has,
+                  uint32_t *open, GString *why)
+{
+    Superblock *sb = &f->sb[i];
+    const char *bad;
+
+    GET(s, sb->state);
+    GET(s, sb->stream);
+    GET(s, sb->valid);
+    GET(s, sb->wp);
+    GET(s, sb->erase_count);
+    GET(s, *has);
+    if (s->failed) {
+        return state_refuse(why, "truncated superblocks");
+    }
+    if (*has > 1) {
+        return state_refuse(why, "superblock %u: bad table flag %u", i,
+                            *has);
+    }
+    bad = ftl_sb_shape_error(f, sb, *has);
+    if (bad) {
+        return state_refuse(why, "superblock %u: %s", i, bad);
+    }
+    if (sb->state == SB_OPEN && ++*open > FTL_STREAMS) {
+        return state_refuse(why, "more open superblocks than streams (%u)",
+                            FTL_STREAMS);
     }
     return true;
 }
@@ -345,9 +393,8 @@ static bool load_block_tables(Ftl *f, Stream *s, GString *why)
 /*
  * Superblocks and their reverse maps.  A reverse map is allocated whole
  * (sps slots) but only wp of them are saved, so a superblock's shape is
- * checked before its map is allocated, and open ones (whose maps are not
- * full) are at most one per stream: the maps allocated are those the file
- * holds, plus at most FTL_STREAMS.
+ * checked before its map is allocated: the maps allocated are those the
+ * file holds, plus at most FTL_STREAMS.
  */
 static bool load_superblocks(Ftl *f, Stream *s, GString *why)
 {
@@ -355,37 +402,19 @@ static bool load_superblocks(Ftl *f, Stream *s, GString *why)
 
     for (uint32_t i = 0; i < f->nsb; i++) {
         Superblock *sb = &f->sb[i];
-        const char *bad;
         uint8_t has;
 
-        GET(s, sb->state);
-        GET(s, sb->stream);
-        GET(s, sb->valid);
-        GET(s, sb->wp);
-        GET(s, sb->erase_count);
-        GET(s, has);
-        if (s->failed) {
-            return refuse(why, "truncated superblocks");
-        }
-        if (has > 1) {
-            return refuse(why, "superblock %u: bad table flag %u", i, has);
-        }
-        bad = ftl_sb_shape_error(f, sb, has);
-        if (bad) {
-            return refuse(why, "superblock %u: %s", i, bad);
-        }
-        if (sb->state == SB_OPEN && ++open > FTL_STREAMS) {
-            return refuse(why, "more open superblocks than streams (%u)",
-                          FTL_STREAMS);
+        if (!state_get_sb(f, i, s, &has, &open, why)) {
+            return false;
         }
         if (!has) {
             continue;
         }
-        if (!file_holds(s, sizeof(uint32_t) * sb->wp)) {
-            return refuse(why, "truncated superblock tables");
+        if (!stream_holds(s, sizeof(uint32_t) * sb->wp)) {
+            return state_refuse(why, "truncated superblock tables");
         }
         ftl_sb_alloc_arrays(f, i);
-        get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
+        stream_get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
     }
     return true;                      /* a failed read fails the next one */
 }
@@ -396,20 +425,21 @@ static bool load_map(Ftl *f, Stream *s, GString *why)
         uint8_t has;
 
         if (!GET(s, has)) {
-            return refuse(why, "truncated map");
+            return state_refuse(why, "truncated map");
         }
         if (has > 1) {
-            return refuse(why, "map chunk %" PRIu64 ": bad flag %u", c, has);
+            return state_refuse(why, "map chunk %" PRIu64 ": bad flag %u", c,
+                                has);
         }
         if (!has) {
             continue;
         }
-        if (!file_holds(s, sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
-            return refuse(why, "truncated map");
+        if (!stream_holds(s, sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
+            return state_refuse(why, "truncated map");
         }
         f->l2p[c] = huge_alloc(sizeof(uint32_t) * FTL_CHUNK_SLOTS);
-        if (!get(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
-            return refuse(why, "truncated map");
+        if (!stream_get(s, f->l2p[c], sizeof(uint32_t) * FTL_CHUNK_SLOTS)) {
+            return state_refuse(why, "truncated map");
         }
     }
     return true;
@@ -421,23 +451,20 @@ static bool load_map(Ftl *f, Stream *s, GString *why)
  */
 static bool load_payload(H3100Model *m, Stream *s, GString *why)
 {
-    return load_counters(m, s, why) && load_block_tables(&m->ftl, s, why) &&
+    return state_get_counters(m, s, why) &&
            load_superblocks(&m->ftl, s, why) && load_map(&m->ftl, s, why);
 }
 
 /* Version 3's thermal counters, version 4's LDPC counters. */
-static bool load_thermal(H3100Model *m, Stream *s, uint32_t version,
-                         GString *why)
+bool state_get_lifetime(H3100Model *m, Stream *s, uint32_t version,
+                        GString *why)
 {
     if (version >= 3 && !GET(s, m->thermal.stats)) {
-        return refuse(why, "truncated thermal counters");
+        return state_refuse(why, "truncated thermal counters");
     }
     if (version >= 4 && !GET(s, m->ecc)) {
-        return refuse(why, "truncated LDPC counters");
+        return state_refuse(why, "truncated LDPC counters");
     }
-    /* loading is a power cycle: the counters carry on, the drive starts
-     * at its idle temperature with the configured thresholds */
-    model_thermal_power_on(m);
     return true;
 }
 
@@ -480,11 +507,12 @@ static bool check_file_length(FILE *f, const StateHeader *h, GString *why)
     struct stat st;
 
     if (fstat(fileno(f), &st)) {
-        return refuse(why, "cannot tell its size: %s", g_strerror(errno));
+        return state_refuse(why, "cannot tell its size: %s",
+                            g_strerror(errno));
     }
     if ((uint64_t)st.st_size < sizeof(*h) ||
         h->payload_bytes != (uint64_t)st.st_size - sizeof(*h)) {
-        return refuse(why, "length does not match its header");
+        return state_refuse(why, "length does not match its header");
     }
     return true;
 }
@@ -498,20 +526,20 @@ static bool load_extra(Stream *s, uint32_t version, GBytes **extra,
 
     if (version >= 2) {
         if (!GET(s, len)) {
-            return refuse(why, "truncated extra state");
+            return state_refuse(why, "truncated extra state");
         }
         if (len > H3100_STATE_EXTRA_MAX) {
-            return refuse(why, "extra state of %" PRIu64 " bytes, at most "
-                          "%u", len, H3100_STATE_EXTRA_MAX);
+            return state_refuse(why, "extra state of %" PRIu64 " bytes, at "
+                                "most %u", len, H3100_STATE_EXTRA_MAX);
         }
-        if (!file_holds(s, len)) {
-            return refuse(why, "extra state longer than the file");
+        if (!stream_holds(s, len)) {
+            return state_refuse(why, "extra state longer than the file");
         }
     }
     buf = g_malloc(len);
-    if (len && !get(s, buf, len)) {
+    if (len && !stream_get(s, buf, len)) {
         g_free(buf);
-        return refuse(why, "truncated extra state");
+        return state_refuse(why, "truncated extra state");
     }
     *extra = g_bytes_new_take(buf, len);
     return true;
@@ -549,15 +577,16 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
     }
     /* a fresh model holds no superblock tables yet; loading fills them */
     s.limit = h.payload_bytes;
-    ok = load_payload(m, &s, why) && load_thermal(m, &s, h.version, why) &&
+    ok = load_payload(m, &s, why) &&
+         state_get_lifetime(m, &s, h.version, why) &&
          load_extra(&s, h.version, &blob, why);
     tail = fgetc(s.f);
     fclose(s.f);
     if (ok && (s.limit || tail != EOF)) {
-        ok = refuse(why, "length does not match its header");
+        ok = state_refuse(why, "length does not match its header");
     }
     if (ok && s.crc != h.payload_crc) {
-        ok = refuse(why, "payload checksum mismatch");
+        ok = state_refuse(why, "payload checksum mismatch");
     }
     /* only now is what was read worth judging: every invariant */
     ok = ok && ftl_check(&m->ftl, why);
@@ -566,6 +595,9 @@ H3100Model *h3100_model_load_with(const H3100Config *cfg, const char *path,
         corrupt(errp, path, why->str);
         return NULL;
     }
+    /* loading is a power cycle: the lifetime counters carry on, the
+     * drive starts at its idle temperature with the configured thresholds */
+    model_thermal_power_on(m);
     if (extra) {
         *extra = g_steal_pointer(&blob);
     }

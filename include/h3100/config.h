@@ -197,6 +197,16 @@ bool h3100_config_validate(const H3100Config *cfg, GError **errp);
 /* Print every field as "key = value" lines (for docs and --show-config). */
 void h3100_config_print(const H3100Config *cfg, FILE *out);
 
+/*
+ * Every field as "key=value,..." (what h3100_config_apply() takes; the
+ * profile is not a field), and the first field in which two
+ * configurations differ, as "key=A here, B there", with the profile
+ * first (NULL if none): how a receiver of a migrated drive tells that
+ * the stream belongs to another drive.  g_free the strings.
+ */
+char *h3100_config_to_string(const H3100Config *cfg);
+char *h3100_config_diff(const H3100Config *here, const H3100Config *there);
+
 /* Derived geometry helpers. */
 uint32_t h3100_dies(const H3100Config *cfg);
 uint32_t h3100_slots_per_page(const H3100Config *cfg);
