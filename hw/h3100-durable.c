@@ -96,14 +96,13 @@ static void h3100_durable_flush_cb(void *opaque, int ret)
     trace_h3100_durable_flush_done(ret);
     while ((req = QTAILQ_FIRST(&s->durable_batch))) {
         QTAILQ_REMOVE(&s->durable_batch, req, durable_entry);
+        req->durable_wait = 0;
         if (ret < 0 && !req->status) {
             req->status = h3100_blk_status(req, ret, NVME_WRITE_FAULT);
         }
         h3100_req_complete(req);
     }
-    if (!QTAILQ_EMPTY(&s->durable_next)) {
-        h3100_durable_flush_start(s);
-    }
+    h3100_durable_kick(s);
 }
 
 /* The writes that landed so far share one flush. */
@@ -115,6 +114,7 @@ static void h3100_durable_flush_start(H3100State *s)
     while ((req = QTAILQ_FIRST(&s->durable_next))) {
         QTAILQ_REMOVE(&s->durable_next, req, durable_entry);
         QTAILQ_INSERT_TAIL(&s->durable_batch, req, durable_entry);
+        req->durable_wait = H3100_DURABLE_BATCH;
         n++;
     }
     s->durable_flushing = true;
@@ -140,9 +140,29 @@ void h3100_write_landed(H3100Req *req)
         return;
     }
     QTAILQ_INSERT_TAIL(&s->durable_next, req, durable_entry);
-    if (!s->durable_flushing) {
+    req->durable_wait = H3100_DURABLE_NEXT;
+    h3100_durable_kick(s);
+}
+
+/* Start the flush the landed writes wait for, unless one runs or the VM
+ * is stopped (h3100-runstate.c kicks it again). */
+void h3100_durable_kick(H3100State *s)
+{
+    if (!s->durable_flushing && !s->quiesced &&
+        !QTAILQ_EMPTY(&s->durable_next)) {
         h3100_durable_flush_start(s);
     }
+}
+
+/* A reset while the VM is stopped: @req waits for no flush any more. */
+void h3100_durable_drop(H3100State *s, H3100Req *req)
+{
+    if (req->durable_wait == H3100_DURABLE_BATCH) {
+        QTAILQ_REMOVE(&s->durable_batch, req, durable_entry);
+    } else if (req->durable_wait == H3100_DURABLE_NEXT) {
+        QTAILQ_REMOVE(&s->durable_next, req, durable_entry);
+    }
+    req->durable_wait = 0;
 }
 
 /* At realize, in the main loop: look at the backend once. */

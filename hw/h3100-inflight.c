@@ -101,8 +101,11 @@ static void h3100_hold_renew(H3100State *s)
     h3100_timer_mod_in(s->due_timer, s->hold_step);
 }
 
-/* After the commands due by now are posted: when next to wake up. */
-static void h3100_due_rearm(H3100State *s)
+/*
+ * After the commands due by now are posted, or a migration brought them:
+ * when next to wake up.
+ */
+void h3100_due_rearm(H3100State *s)
 {
     H3100Req *first = QTAILQ_FIRST(&s->pending);
     uint64_t post = first ? first->done_ns : UINT64_MAX;

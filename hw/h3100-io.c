@@ -281,6 +281,10 @@ static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
 void h3100_write_send(H3100State *s, H3100Req *req)
 {
     req->aiocb = NULL;
+    if (s->quiesced && req->cmd.opcode == NVME_CMD_WRITE) {
+        h3100_defer_write(s, req);    /* sent when the VM runs */
+        return;
+    }
     if (req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
         h3100_unmap(s, req, req->offset, req->bytes, h3100_fua_flags(s, req),
                     h3100_rw_cb, req);
@@ -365,7 +369,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
 
 static void h3100_dsm_next(H3100Req *req);
 
-static void h3100_dsm_cb(void *opaque, int ret)
+void h3100_dsm_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
 

@@ -46,7 +46,7 @@
  * new one could round a namespace down and leave the end of its extent,
  * not erased, to the next namespace created there.
  */
-static void h3100_format_cb(void *opaque, int ret)
+void h3100_format_cb(void *opaque, int ret)
 {
     H3100Req *req = opaque;
     H3100State *s = req->s;
@@ -170,7 +170,7 @@ void h3100_maint_io_drained(H3100State *s)
 
 /* ---- sanitize --------------------------------------------------------- */
 
-static void h3100_sanitize_done_cb(void *opaque, int ret)
+void h3100_sanitize_done_cb(void *opaque, int ret)
 {
     H3100State *s = opaque;
 

@@ -253,7 +253,7 @@ static void h3100_ns_job_finish(H3100NsJob *job)
 
 static void h3100_ns_job_next(H3100NsJob *job);
 
-static void h3100_ns_job_cb(void *opaque, int ret)
+void h3100_ns_job_cb(void *opaque, int ret)
 {
     H3100NsJob *job = opaque;
 
@@ -377,6 +377,62 @@ void h3100_ns_format(H3100State *s, uint64_t todo, H3100Req *req,
                      uint32_t lbads)
 {
     h3100_ns_job_start(s, todo, req, false, lbads);
+}
+
+/* ---- migration (h3100-vmstate.c) -------------------------------------- */
+
+/* The jobs, each once, in the order of the first namespace each erases. */
+unsigned h3100_ns_jobs(H3100State *s, H3100NsJob **jobs)
+{
+    unsigned n = 0;
+
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        H3100NsJob *job = s->ns[i].job;
+        unsigned k = 0;
+
+        while (job && k < n && jobs[k] != job) {
+            k++;
+        }
+        if (job && k == n) {
+            jobs[n++] = job;
+        }
+    }
+    return n;
+}
+
+void h3100_ns_job_get(H3100NsJob *job, H3100NsJobInfo *info)
+{
+    *info = (H3100NsJobInfo) {
+        .todo = job->todo, .done = job->done, .lbads = job->lbads,
+        .delete = job->delete, .status = job->status, .req = job->req,
+        .timer_ns = h3100_timer_expire_ns(job->timer),
+    };
+}
+
+/*
+ * A job as a migration brought it: its namespaces (@info->todo, checked
+ * allocated and not busy by the caller) are its again; the poll it was
+ * waiting for, if any, comes at the same time.
+ */
+H3100NsJob *h3100_ns_job_restore(H3100State *s, const H3100NsJobInfo *info)
+{
+    H3100NsJob *job = g_new0(H3100NsJob, 1);
+
+    *job = (H3100NsJob) {
+        .s = s, .req = info->req, .todo = info->todo, .done = info->done,
+        .lbads = info->lbads, .delete = info->delete,
+        .status = info->status,
+    };
+    job->timer = h3100_timer_new(s, h3100_ns_job_poll, job);
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        if (info->todo & (1ull << i)) {
+            s->ns[i].job = job;
+        }
+    }
+    if (info->timer_ns >= 0) {
+        h3100_timer_mod(job->timer, info->timer_ns);
+    }
+    return job;
 }
 
 uint64_t h3100_ns_mask(H3100State *s, bool attached)

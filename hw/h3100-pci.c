@@ -458,10 +458,10 @@ static void h3100_state_init(H3100State *s)
         s->vec[i].idx = i;
         s->vec[i].timer = h3100_timer_new(s, h3100_irq_timer_cb, &s->vec[i]);
     }
-    s->irq_pending = g_new0(uint64_t, H3100_IRQ_WORDS);
     if (s->ctx != qemu_get_aio_context()) {
         s->irq_bh = qemu_bh_new(h3100_irq_bh, s);
     }
+    h3100_runstate_init(s);
     QTAILQ_INIT(&s->pending);
     s->due_timer = h3100_timer_new(s, h3100_due_timer_cb, s);
     QTAILQ_INIT(&s->inflight);
@@ -520,6 +520,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     h3100_unmap_wait(s, true);
     blk_drain(s->blk);
     h3100_blkerr_exit(s);
+    h3100_runstate_exit(s);
     h3100_shutdown_exit(s);
     h3100_vcache_free_all(s);
     for (unsigned i = 0; i < s->nvec; i++) {
@@ -533,7 +534,6 @@ static void h3100_exit(PCIDevice *pci_dev)
         qemu_bh_delete(s->irq_bh);
         s->irq_bh = NULL;
     }
-    g_free(s->irq_pending);
     g_free(s->vec);
     g_free(s->sq);
     g_free(s->cq);

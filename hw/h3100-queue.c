@@ -355,6 +355,10 @@ static void h3100_req_release(H3100Req *req)
 {
     H3100SQueue *sq = req->sq;
 
+    /* a reset while the VM is stopped: what waited for it to run */
+    h3100_deferred_drop(req->s, req);
+    h3100_durable_drop(req->s, req);
+    h3100_inflight_remove(req->s, req);
     h3100_vcache_landed(req);
     h3100_req_unmap(req);
     g_free(req->buf);
@@ -498,6 +502,9 @@ static void h3100_sq_bh(void *opaque)
     uint16_t status;
     hwaddr addr;
 
+    if (s->quiesced) {
+        return;                       /* the VM is stopped: h3100-runstate.c */
+    }
     if (sq->deleting) {
         if (QTAILQ_EMPTY(&sq->out_list)) {
             h3100_sq_delete_done(s, sq);

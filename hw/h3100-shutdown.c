@@ -80,7 +80,15 @@ void h3100_shutdown_begin(H3100State *s)
     h3100_vcache_settle(s);
     h3100_shutdown_set_shst(s, NVME_CSTS_SHST_PROGRESS);
     s->shutdown.pending = true;
-    if (!s->shutdown.flush_inflight) {
+    h3100_shutdown_kick(s);
+}
+
+/* The shutdown's flush, unless one runs or the VM is stopped (then the VM
+ * running again kicks it, h3100-runstate.c). */
+void h3100_shutdown_kick(H3100State *s)
+{
+    if (s->shutdown.pending && !s->shutdown.flush_inflight &&
+        !s->quiesced) {
         s->shutdown.flush_inflight = true;
         blk_aio_flush(s->blk, h3100_shutdown_flushed, s);
     }

@@ -14,6 +14,12 @@
  * range is walked with block status and the parts that already read as
  * zeroes are left alone, so the cost is that of what is mapped, not of
  * the range.
+ *
+ * While the VM is stopped (h3100-runstate.c) an unmap starts no block
+ * request: it waits at the top of its next step, and one that has
+ * finished holds its report back, until the VM runs again.  Every unmap
+ * is on s->unmap_list from its start to its report, so a migration can
+ * carry it (h3100-vmstate.c): how far it got, and whose it is.
  */
 
 #include "qemu/osdep.h"
@@ -26,7 +32,7 @@
 /* block-status steps between two yields: no long hold of the thread */
 #define H3100_UNMAP_STEPS_PER_YIELD 64
 
-typedef struct H3100Unmap {
+struct H3100Unmap {
     H3100State *s;
     H3100Req *req;                    /* the command, NULL for Sanitize */
     int64_t offset;
@@ -35,7 +41,12 @@ typedef struct H3100Unmap {
     BlockCompletionFunc *cb;
     void *opaque;
     int ret;
-} H3100Unmap;
+    Coroutine *co;
+    bool parked;                      /* waits for the VM to run */
+    bool finished;                    /* ret is final, the report due */
+    bool report_scheduled;
+    QTAILQ_ENTRY(H3100Unmap) next;    /* s->unmap_list */
+};
 
 /*
  * A command's unmap ends with its command (a reset, its queue deleted);
@@ -47,6 +58,17 @@ static bool h3100_unmap_cancelled(H3100Unmap *u)
     return u->req ? h3100_req_cancelled(u->req) : u->s->exiting;
 }
 
+/* Neither parked nor finished: taking a step (a count other threads read). */
+static void h3100_unmap_busy(H3100Unmap *u, bool busy)
+{
+    if (busy) {
+        qatomic_inc(&u->s->unmaps_busy);
+    } else {
+        qatomic_dec(&u->s->unmaps_busy);
+        aio_wait_kick();
+    }
+}
+
 /* Report from a bottom half, as an AIO request would: not in coroutine. */
 static void h3100_unmap_done_bh(void *opaque)
 {
@@ -54,6 +76,11 @@ static void h3100_unmap_done_bh(void *opaque)
     H3100State *s = u->s;
     bool of_req = u->req;
 
+    u->report_scheduled = false;
+    if (s->quiesced && !h3100_unmap_cancelled(u)) {
+        return;                       /* h3100_unmap_resume reports it */
+    }
+    QTAILQ_REMOVE(&s->unmap_list, u, next);
     u->cb(u->opaque, u->ret);
     g_free(u);
     if (of_req) {
@@ -61,6 +88,14 @@ static void h3100_unmap_done_bh(void *opaque)
     }
     qatomic_dec(&s->unmaps);
     aio_wait_kick();
+}
+
+static void h3100_unmap_report(H3100Unmap *u)
+{
+    if (!u->report_scheduled) {
+        u->report_scheduled = true;
+        aio_bh_schedule_oneshot(u->s->ctx, h3100_unmap_done_bh, u);
+    }
 }
 
 static void coroutine_fn h3100_unmap_co(void *opaque)
@@ -76,6 +111,14 @@ static void coroutine_fn h3100_unmap_co(void *opaque)
         if (h3100_unmap_cancelled(u)) {
             ret = -ECANCELED;
             break;
+        }
+        if (u->s->quiesced) {
+            u->parked = true;
+            h3100_unmap_busy(u, false);
+            qemu_coroutine_yield();   /* entered by h3100_unmap_resume */
+            h3100_unmap_busy(u, true);
+            u->parked = false;
+            continue;
         }
         ret = blk_co_block_status_above(blk, NULL, u->offset,
                                         u->end - u->offset, &pnum, NULL,
@@ -107,8 +150,29 @@ static void coroutine_fn h3100_unmap_co(void *opaque)
     }
     trace_h3100_unmap_done(u->end, steps, ret);
     u->ret = ret < 0 ? ret : 0;
-    aio_bh_schedule_oneshot(qemu_get_current_aio_context(),
-                            h3100_unmap_done_bh, u);
+    u->finished = true;
+    u->co = NULL;
+    h3100_unmap_busy(u, false);
+    h3100_unmap_report(u);
+}
+
+static H3100Unmap *h3100_unmap_new(H3100State *s, H3100Req *req,
+                                   uint64_t offset, uint64_t end,
+                                   BdrvRequestFlags flags,
+                                   BlockCompletionFunc *cb, void *opaque)
+{
+    H3100Unmap *u = g_new0(H3100Unmap, 1);
+
+    *u = (H3100Unmap) {
+        .s = s, .req = req, .offset = offset, .end = end, .flags = flags,
+        .cb = cb, .opaque = opaque,
+    };
+    qatomic_inc(&s->unmaps);
+    if (req) {
+        qatomic_inc(&s->unmaps_req);
+    }
+    QTAILQ_INSERT_TAIL(&s->unmap_list, u, next);
+    return u;
 }
 
 /*
@@ -123,31 +187,88 @@ void h3100_unmap(H3100State *s, H3100Req *req, uint64_t offset,
                  uint64_t bytes, BdrvRequestFlags flags,
                  BlockCompletionFunc *cb, void *opaque)
 {
-    H3100Unmap *u = g_new0(H3100Unmap, 1);
+    H3100Unmap *u = h3100_unmap_new(s, req, offset, offset + bytes, flags,
+                                    cb, opaque);
 
-    u->s = s;
-    u->req = req;
-    u->offset = offset;
-    u->end = offset + bytes;
-    u->flags = flags;
-    u->cb = cb;
-    u->opaque = opaque;
     trace_h3100_unmap(offset, bytes);
-    qatomic_inc(&s->unmaps);
-    if (req) {
-        qatomic_inc(&s->unmaps_req);
+    h3100_unmap_busy(u, true);
+    u->co = qemu_coroutine_create(h3100_unmap_co, u);
+    aio_co_enter(s->ctx, u->co);
+}
+
+/*
+ * An unmap a migration brought (h3100-vmstate.c): from @offset to @end,
+ * or, when @finished, only its report (@ret) still to come.  The VM is
+ * stopped: it waits for it to run.
+ */
+void h3100_unmap_restore(H3100State *s, H3100Req *req, uint64_t offset,
+                         uint64_t end, BdrvRequestFlags flags, bool finished,
+                         int ret, BlockCompletionFunc *cb, void *opaque)
+{
+    H3100Unmap *u;
+
+    if (!finished) {
+        h3100_unmap(s, req, offset, end - offset, flags, cb, opaque);
+        return;
     }
-    aio_co_enter(s->ctx, qemu_coroutine_create(h3100_unmap_co, u));
+    u = h3100_unmap_new(s, req, end, end, flags, cb, opaque);
+    u->ret = ret;
+    u->finished = true;
+    h3100_unmap_report(u);
+}
+
+/*
+ * In the device's context, when the VM runs again or a reset or the
+ * device's exit cancels what waits: parked unmaps take their next step,
+ * finished ones report.
+ */
+void h3100_unmap_resume(H3100State *s)
+{
+    H3100Unmap *u, *n;
+
+    QTAILQ_FOREACH_SAFE(u, &s->unmap_list, next, n) {
+        if (u->finished) {
+            h3100_unmap_report(u);
+        } else if (u->parked) {
+            aio_co_enter(s->ctx, u->co);
+        }
+    }
+}
+
+/* Each unmap, once none is taking a step (the VM stopped, settled). */
+void h3100_unmap_foreach(H3100State *s, H3100UnmapFn *fn, void *opaque)
+{
+    H3100Unmap *u;
+
+    QTAILQ_FOREACH(u, &s->unmap_list, next) {
+        fn(opaque, u->req, u->offset, u->end, u->flags, u->finished, u->ret,
+           u->cb, u->opaque);
+    }
+}
+
+static void h3100_unmap_resume_fn(void *opaque)
+{
+    h3100_unmap_resume(opaque);
 }
 
 /*
  * From the main loop, once fetching has stopped (s->stopping): let the
- * commands' unmaps end (they stop at their next step); with @all, also
- * Sanitize's (s->exiting stops it).
+ * commands' unmaps end (they stop at their next step, those waiting for
+ * the VM too); with @all, also Sanitize's (s->exiting stops it).
  */
 void h3100_unmap_wait(H3100State *s, bool all)
 {
     unsigned *running = all ? &s->unmaps : &s->unmaps_req;
 
+    h3100_run_in_ctx(s, h3100_unmap_resume_fn, s);
     AIO_WAIT_WHILE_UNLOCKED(NULL, qatomic_read(running) > 0);
+}
+
+/*
+ * The VM stopped (h3100-runstate.c): wait, as a drain does, until every
+ * unmap waits at a step's start or has finished.
+ */
+void h3100_unmap_settle(H3100State *s)
+{
+    AIO_WAIT_WHILE_UNLOCKED(NULL, qatomic_read(&s->unmaps_busy) > 0);
 }

@@ -110,6 +110,9 @@ typedef struct H3100Range {
     uint64_t end;
 } H3100Range;
 
+/* a range being made to read as zeroes (h3100-unmap.c) */
+typedef struct H3100Unmap H3100Unmap;
+
 /* a write no Flush covered yet (h3100-vcache.c) */
 typedef struct H3100VEntry H3100VEntry;
 
@@ -142,10 +145,13 @@ typedef struct H3100Req {
     QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
     QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
     QTAILQ_ENTRY(H3100Req) durable_entry; /* waiting for a flush */
+    uint8_t durable_wait;             /* ... on durable_next or _batch */
     QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
+    QTAILQ_ENTRY(H3100Req) defer_entry;   /* write held while stopped */
     H3100VEntry *vc_entry;            /* what this write overwrites */
     uint64_t vc_gen;                  /* Flush: the writes it covers */
     bool parked;                      /* ... on s->retry */
+    bool deferred;                    /* ... on s->deferred */
     bool in_flight;
     bool pending;
     bool posting;                     /* on its CQ's req_list */
@@ -393,7 +399,11 @@ struct H3100State {
     /* contexts */
     AioContext *ctx;
     QEMUBH *irq_bh;                   /* main loop, IOThread mode only */
-    uint64_t *irq_pending;            /* MSI-X vectors to notify, bitmap */
+    uint64_t irq_pending[H3100_IRQ_WORDS];  /* MSI-X vectors to notify */
+    /* the VM is stopped: no new block I/O (h3100-runstate.c) */
+    bool quiesced;
+    VMChangeStateEntry *runstate_change;
+    QTAILQ_HEAD(, H3100Req) deferred; /* writes to send when it runs */
 
     /* the drive */
     H3100Model *model;
@@ -464,6 +474,8 @@ struct H3100State {
     bool exiting;                     /* the device goes away */
     unsigned unmaps;                  /* h3100_unmap()s running */
     unsigned unmaps_req;              /* ... of them for a command */
+    QTAILQ_HEAD(, H3100Unmap) unmap_list;  /* ... every one of them */
+    unsigned unmaps_busy;             /* ... of them taking a step */
 
     /* admin state */
     H3100Features feat;
@@ -581,9 +593,27 @@ void h3100_unmap(H3100State *s, H3100Req *req, uint64_t offset,
                  uint64_t bytes, BdrvRequestFlags flags,
                  BlockCompletionFunc *cb, void *opaque);
 void h3100_unmap_wait(H3100State *s, bool all);
+void h3100_unmap_settle(H3100State *s);
+void h3100_unmap_resume(H3100State *s);
+typedef void H3100UnmapFn(void *opaque, H3100Req *req, uint64_t offset,
+                          uint64_t end, BdrvRequestFlags flags, bool finished,
+                          int ret, BlockCompletionFunc *cb, void *cb_opaque);
+void h3100_unmap_foreach(H3100State *s, H3100UnmapFn *fn, void *opaque);
+void h3100_unmap_restore(H3100State *s, H3100Req *req, uint64_t offset,
+                         uint64_t end, BdrvRequestFlags flags, bool finished,
+                         int ret, BlockCompletionFunc *cb, void *opaque);
+
+/* h3100-runstate.c */
+void h3100_runstate_init(H3100State *s);
+void h3100_runstate_exit(H3100State *s);
+void h3100_defer_write(H3100State *s, H3100Req *req);
+void h3100_deferred_drop(H3100State *s, H3100Req *req);
 
 /* h3100-durable.c */
+enum { H3100_DURABLE_NEXT = 1, H3100_DURABLE_BATCH = 2 };
 void h3100_durable_init(H3100State *s);
+void h3100_durable_kick(H3100State *s);
+void h3100_durable_drop(H3100State *s, H3100Req *req);
 bool h3100_durable_needed(H3100State *s);
 void h3100_write_landed(H3100Req *req);
 BdrvRequestFlags h3100_durable_flags(H3100State *s);
@@ -595,6 +625,7 @@ void h3100_pending_drop(H3100State *s, H3100Req *req);
 void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
 bool h3100_vcpu_waits_for_device(H3100State *s);
 void h3100_due_timer_cb(void *opaque);
+void h3100_due_rearm(H3100State *s);
 void h3100_due_reset(H3100State *s);
 
 /* h3100-dma.c: every guest address is checked to be RAM before use */
@@ -674,6 +705,20 @@ bool h3100_ns_any_busy(H3100State *s);
 void h3100_ns_resume(H3100State *s);
 void h3100_ns_reset(H3100State *s);
 void h3100_ns_free(H3100State *s);
+/* migration: a job as it stands (h3100-vmstate.c) */
+typedef struct H3100NsJobInfo {
+    uint64_t todo;                    /* bit N: NSID N still to erase */
+    uint64_t done;                    /* bytes of the first one erased */
+    uint32_t lbads;
+    bool delete;
+    uint16_t status;
+    H3100Req *req;
+    int64_t timer_ns;                 /* its poll, -1 if none is due */
+} H3100NsJobInfo;
+unsigned h3100_ns_jobs(H3100State *s, H3100NsJob **jobs);
+void h3100_ns_job_get(H3100NsJob *job, H3100NsJobInfo *info);
+H3100NsJob *h3100_ns_job_restore(H3100State *s, const H3100NsJobInfo *info);
+void h3100_ns_job_cb(void *opaque, int ret);
 
 /* h3100-identify.c */
 void h3100_id_ctrl_init(H3100State *s);
@@ -739,12 +784,14 @@ void h3100_shutdown_init(H3100State *s);
 void h3100_shutdown_exit(H3100State *s);
 void h3100_shutdown_begin(H3100State *s);
 void h3100_shutdown_cancel(H3100State *s);
+void h3100_shutdown_kick(H3100State *s);
 
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
 uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
 bool h3100_req_cancelled(H3100Req *req);
 void h3100_rw_cb(void *opaque, int ret);
+void h3100_dsm_cb(void *opaque, int ret);
 void h3100_compare_cb(void *opaque, int ret);
 void h3100_write_send(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
@@ -753,6 +800,8 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
 
 /* h3100-maint.c */
 uint16_t h3100_format(H3100State *s, H3100Req *req);
+void h3100_format_cb(void *opaque, int ret);
+void h3100_sanitize_done_cb(void *opaque, int ret);
 uint16_t h3100_sanitize(H3100State *s, H3100Req *req);
 uint16_t h3100_self_test(H3100State *s, H3100Req *req);
 uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req);
