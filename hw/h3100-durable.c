@@ -144,8 +144,10 @@ void h3100_write_landed(H3100Req *req)
     h3100_durable_kick(s);
 }
 
-/* Start the flush the landed writes wait for, unless one runs or the VM
- * is stopped (h3100-runstate.c kicks it again). */
+/*
+ * Start the flush the landed writes wait for, unless one runs or the VM
+ * is stopped (h3100-runstate.c kicks it again).
+ */
 void h3100_durable_kick(H3100State *s)
 {
     if (!s->durable_flushing && !s->quiesced &&

@@ -498,7 +498,7 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
         return;
     }
     h3100_state_init(s);
-    if (s->state_path) {
+    if (s->state_path && !s->pstate_incoming) {
         h3100_pstate_apply(s);
     }
     h3100_extremes_start(s, &s->tw_base);  /* after the lifetime ones */
@@ -508,12 +508,14 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
     }
     h3100_telemetry_start(s);
     h3100_ns_resume(s);               /* a delete the state file left */
+    h3100_mig_init(s);
 }
 
 static void h3100_exit(PCIDevice *pci_dev)
 {
     H3100State *s = DAPUSTOR_H3100(pci_dev);
 
+    h3100_mig_exit(s);
     s->exiting = true;
     h3100_ctrl_reset(s);
     s->san.active = false;
@@ -595,11 +597,6 @@ static const Property h3100_props[] = {
     DEFINE_PROP_BOOL("state-reset", H3100State, state_reset, false),
     DEFINE_PROP_STRING("telemetry", H3100State, telemetry_path),
     DEFINE_PROP_UINT32("telemetry-interval", H3100State, telemetry_ms, 1000),
-};
-
-static const VMStateDescription h3100_vmstate = {
-    .name = TYPE_DAPUSTOR_H3100,
-    .unmigratable = 1,
 };
 
 static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)

@@ -83,8 +83,10 @@ void h3100_shutdown_begin(H3100State *s)
     h3100_shutdown_kick(s);
 }
 
-/* The shutdown's flush, unless one runs or the VM is stopped (then the VM
- * running again kicks it, h3100-runstate.c). */
+/*
+ * The shutdown's flush, unless one runs or the VM is stopped (then the VM
+ * running again kicks it, h3100-runstate.c).
+ */
 void h3100_shutdown_kick(H3100State *s)
 {
     if (s->shutdown.pending && !s->shutdown.flush_inflight &&

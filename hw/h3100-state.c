@@ -51,11 +51,18 @@
  * the fork.  A clean stop (QEMU exits or the device is unplugged) saves
  * it clean.  A file found dirty at start-up was not closed cleanly: one
  * more unsafe shutdown.
+ *
+ * Migration (h3100-migrate.c): the file has one writer.  While a
+ * destination loads (-incoming, or loadvm) nothing is written; a
+ * destination that has loaded takes the file over with a checkpoint of
+ * the drive it received, and the source, suspended since the VM stopped
+ * for the last round, writes it no more (unless the migration fails).
  */
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
+#include "system/runstate.h"
 #include "system/system.h"
 #include "h3100.h"
 #include "trace.h"
@@ -72,8 +79,8 @@
 #define H3100_DS_NS_HDR     8
 #define H3100_DS_NS_BYTES   32
 
-/* The namespace table (version 5) */
-static void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
+/* The namespace table (version 5; migration carries it too) */
+void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
 {
     uint8_t hdr[H3100_DS_NS_HDR];
     uint32_t m = 0;
@@ -105,8 +112,7 @@ static void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
  * The namespace table at @p, @len bytes (version 5): checked, and copied
  * into the device when @apply.
  */
-static bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len,
-                            bool apply)
+bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len, bool apply)
 {
     H3100Namespace ns[H3100_NS_MAX + 1] = { 0 };
     uint32_t gen, m, prev = 0;
@@ -180,14 +186,7 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     stl_le_p(hdr + H3100_DS_HDR_V3 + 12, s->ext.pon_max_k);
     stl_le_p(hdr + H3100_DS_HDR_V3 + 16, s->ext.fw_updates);
     g_byte_array_append(b, hdr, sizeof(hdr));
-    for (guint i = 0; i < s->uncor->len; i++) {
-        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
-        uint8_t e[16];
-
-        stq_le_p(e, r->start);
-        stq_le_p(e + 8, r->end);
-        g_byte_array_append(b, e, sizeof(e));
-    }
+    h3100_pstate_pack_uncor(s, b);
     for (unsigned i = 0; i < s->waf_count; i++) {
         H3100WafSample *w = &s->waf_ring[(s->waf_head + i) % H3100_WAF_RING];
         uint8_t e[H3100_DS_WAF_BYTES];
@@ -199,6 +198,48 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     }
     h3100_pstate_pack_ns(s, b);
     return b;
+}
+
+/* The uncorrectable ranges: N x { u64 start, u64 end } */
+void h3100_pstate_pack_uncor(H3100State *s, GByteArray *b)
+{
+    for (guint i = 0; i < s->uncor->len; i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+        uint8_t e[16];
+
+        stq_le_p(e, r->start);
+        stq_le_p(e + 8, r->end);
+        g_byte_array_append(b, e, sizeof(e));
+    }
+}
+
+/*
+ * The @n uncorrectable ranges at @p: sorted, disjoint, inside the NVM
+ * space.  Appended to the device's table when @apply.
+ */
+bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
+                        bool apply)
+{
+    uint64_t prev_end = 0;
+
+    if (n > H3100_UNCOR_MAX) {
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t start = ldq_le_p(p + i * 16);
+        uint64_t end = ldq_le_p(p + i * 16 + 8);
+
+        if (start >= end || start < prev_end || end > s->nvm_bytes) {
+            return false;
+        }
+        prev_end = end;
+        if (apply) {
+            H3100Range r = { .start = start, .end = end };
+
+            g_array_append_val(s->uncor, r);
+        }
+    }
+    return true;
 }
 
 /*
@@ -290,7 +331,6 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
 {
     gsize len = 0;
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
-    uint64_t prev_end = 0;
     uint32_t n, k, version;
     gsize hdr_len, tail;
     uint8_t active, next;
@@ -336,19 +376,8 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
                           ldq_le_p(p + 8), apply)) {
         return "bad recent-WAF samples";
     }
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t start = ldq_le_p(p + hdr_len + i * 16);
-        uint64_t end = ldq_le_p(p + hdr_len + i * 16 + 8);
-
-        if (start >= end || start < prev_end || end > s->nvm_bytes) {
-            return "bad uncorrectable ranges";
-        }
-        prev_end = end;
-        if (apply) {
-            H3100Range r = { .start = start, .end = end };
-
-            g_array_append_val(s->uncor, r);
-        }
+    if (!h3100_pstate_uncor(s, p + hdr_len, n, apply)) {
+        return "bad uncorrectable ranges";
     }
     if (!apply) {
         return NULL;
@@ -389,6 +418,16 @@ bool h3100_pstate_open(H3100State *s, Error **errp)
         error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
                    s->state_interval);
         return false;
+    }
+    if (runstate_check(RUN_STATE_INMIGRATE)) {
+        /* the source still writes FILE: the drive comes in the stream */
+        s->model = h3100_model_new(&s->cfg, &gerr);
+        if (!s->model) {
+            error_setg(errp, "drive model: %s", gerr->message);
+            return false;
+        }
+        s->pstate_incoming = true;
+        return true;
     }
     if (!s->state_reset && g_file_test(s->state_path, G_FILE_TEST_EXISTS)) {
         s->model = h3100_model_load_with(&s->cfg, s->state_path,
@@ -493,7 +532,11 @@ static void h3100_pstate_checkpoint(H3100State *s, uint32_t flags)
 
 static void h3100_pstate_checkpoint_fn(void *opaque)
 {
-    h3100_pstate_checkpoint(opaque, H3100_STATE_DIRTY);
+    H3100State *s = opaque;
+
+    if (!s->pstate_suspended) {
+        h3100_pstate_checkpoint(s, H3100_STATE_DIRTY);
+    }
 }
 
 /*
@@ -521,7 +564,7 @@ static void h3100_pstate_abandon(H3100State *s)
  */
 void h3100_pstate_save_clean(H3100State *s)
 {
-    if (!s->pstate_open) {
+    if (!s->pstate_open || s->pstate_suspended) {
         return;
     }
     h3100_pstate_abandon(s);
@@ -539,7 +582,7 @@ void h3100_pstate_reopen(H3100State *s)
 {
     g_autoptr(GError) gerr = NULL;
 
-    if (!s->pstate_open || !s->pstate_clean) {
+    if (!s->pstate_open || !s->pstate_clean || s->pstate_suspended) {
         return;
     }
     h3100_pstate_abandon(s);
@@ -564,6 +607,8 @@ static void h3100_pstate_timer_cb(void *opaque)
               (int64_t)s->state_interval * NANOSECONDS_PER_SECOND);
 }
 
+static void h3100_pstate_in_use(H3100State *s);
+
 /* After h3100_state_init: the device's part, checkpoints, exit hook. */
 void h3100_pstate_apply(H3100State *s)
 {
@@ -574,6 +619,12 @@ void h3100_pstate_apply(H3100State *s)
     if (s->pstate_was_dirty) {
         s->unsafe_shutdowns++;
     }
+    h3100_pstate_in_use(s);
+}
+
+/* FILE is this QEMU's to write: checkpoints, and the clean stop. */
+static void h3100_pstate_in_use(H3100State *s)
+{
     s->pstate_open = true;
     s->pstate_exit.notify = h3100_pstate_exit_notify;
     qemu_add_exit_notifier(&s->pstate_exit);
@@ -583,6 +634,47 @@ void h3100_pstate_apply(H3100State *s)
         timer_mod(s->pstate_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   (int64_t)s->state_interval * NANOSECONDS_PER_SECOND);
     }
+}
+
+/* Nothing is written until resumed (a load replaces the drive). */
+void h3100_pstate_suspend(H3100State *s)
+{
+    h3100_pstate_abandon(s);
+    s->pstate_suspended = true;
+}
+
+void h3100_pstate_resume(H3100State *s)
+{
+    s->pstate_suspended = false;
+}
+
+/* The source's last round: the destination writes FILE from now on. */
+void h3100_pstate_handover(H3100State *s)
+{
+    if (s->pstate_open) {
+        h3100_pstate_suspend(s);
+        trace_h3100_pstate_handover(s->state_path);
+    }
+}
+
+/*
+ * A migration or loadvm has brought the drive: FILE is this QEMU's (an
+ * incoming one's from now on) and gets the drive as it came, at once,
+ * marked clean if it was saved clean at a shutdown.
+ */
+void h3100_pstate_takeover(H3100State *s)
+{
+    if (!s->state_path) {
+        return;
+    }
+    if (s->pstate_incoming) {
+        s->pstate_incoming = false;
+        h3100_pstate_in_use(s);
+    }
+    s->pstate_suspended = false;
+    h3100_pstate_abandon(s);
+    h3100_pstate_checkpoint(s, s->pstate_clean ? 0 : H3100_STATE_DIRTY);
+    trace_h3100_pstate_takeover(s->state_path);
 }
 
 /* A clean stop: wait for a checkpoint, save FILE and mark it clean. */
@@ -602,6 +694,9 @@ void h3100_pstate_close(H3100State *s)
         s->pstate_timer = NULL;
     }
     h3100_pstate_reap(s, true);
+    if (s->pstate_suspended) {
+        return;                       /* another QEMU's drive now */
+    }
     dev = h3100_pstate_pack(s);
     qemu_mutex_lock(&s->model_lock);
     ok = h3100_model_save_with(s->model, s->state_path, dev->data, dev->len,

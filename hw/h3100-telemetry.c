@@ -96,11 +96,17 @@ static void h3100_telemetry_exit_notify(Notifier *n, void *data)
     h3100_telemetry_close(container_of(n, H3100State, tel.exit));
 }
 
+/* Reclaim steps of the drive model (a new one after a migration too). */
+void h3100_telemetry_init_model(H3100State *s)
+{
+    h3100_model_set_reclaim_observer(s->model, h3100_reclaim_traced, s);
+}
+
 bool h3100_telemetry_init(H3100State *s, Error **errp)
 {
     H3100Telemetry *t = &s->tel;
 
-    h3100_model_set_reclaim_observer(s->model, h3100_reclaim_traced, s);
+    h3100_telemetry_init_model(s);
     if (!s->telemetry_path) {
         return true;
     }
@@ -135,6 +141,22 @@ void h3100_telemetry_start(H3100State *s)
     h3100_health(s, &t->begin);
     t->timer = h3100_timer_new(s, h3100_telemetry_timer_cb, s);
     h3100_timer_mod_in(t->timer, t->period_ns);
+}
+
+/*
+ * A migration or loadvm brought another drive state: the file's rows go
+ * on from it (the interval and the run's latencies start again).
+ */
+void h3100_telemetry_restart(H3100State *s)
+{
+    H3100Telemetry *t = &s->tel;
+
+    if (!t->file) {
+        return;
+    }
+    h3100_health(s, &t->begin);
+    t->reads = t->writes = t->bytes = 0;
+    h3100_lathist_reset(t->window);
 }
 
 /* An I/O command's completion entry is being posted. */

@@ -25,16 +25,6 @@
 #include "h3100.h"
 #include "trace.h"
 
-struct H3100VEntry {
-    uint64_t offset;
-    uint64_t bytes;
-    uint8_t *old;                     /* what the write overwrote */
-    bool valid;                       /* ... read without error */
-    bool landed;                      /* the write's data is on the backend */
-    uint64_t gen;                     /* ... at this flush generation */
-    QTAILQ_ENTRY(H3100VEntry) next;
-};
-
 static bool h3100_vcache_on(H3100State *s)
 {
     return s->vwc_present && s->feat.vwc;

@@ -17,11 +17,13 @@
 #include "qemu/osdep.h"
 #include "qemu/cutils.h"
 #include "qemu/log.h"
+#include "qemu/notify.h"
 #include "qemu/queue.h"
 #include "qemu/thread.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "hw/pci/pci_device.h"
+#include "migration/vmstate.h"
 #include "system/dma.h"
 #include "system/block-backend.h"
 #include "system/iothread.h"
@@ -114,7 +116,15 @@ typedef struct H3100Range {
 typedef struct H3100Unmap H3100Unmap;
 
 /* a write no Flush covered yet (h3100-vcache.c) */
-typedef struct H3100VEntry H3100VEntry;
+typedef struct H3100VEntry {
+    uint64_t offset;
+    uint64_t bytes;
+    uint8_t *old;                     /* what the write overwrote */
+    bool valid;                       /* ... read without error */
+    bool landed;                      /* the write's data is on the backend */
+    uint64_t gen;                     /* ... at this flush generation */
+    QTAILQ_ENTRY(H3100VEntry) next;
+} H3100VEntry;
 
 typedef struct H3100Namespace H3100Namespace;
 
@@ -428,6 +438,17 @@ struct H3100State {
     QEMUTimer *pstate_timer;          /* checkpoints, main loop */
     pid_t pstate_child;               /* checkpoint being written */
     Notifier pstate_exit;
+    bool pstate_incoming;             /* FILE is the source's until loaded */
+    bool pstate_suspended;            /* ... or another QEMU's: no writes */
+
+    /* migration (h3100-migrate.c, h3100-vmstate.c) */
+    struct H3100MigRecv *mig_rx;      /* the model being received */
+    GBytes *mig_runtime;              /* the controller's, being loaded */
+    NotifierWithReturn mig_notifier;
+    uint64_t mig_pages_sent;          /* bytes of map sent, this migration */
+    uint64_t mig_rounds;
+    uint64_t mig_last_ns;             /* the last round: host ns, bytes */
+    uint64_t mig_last_bytes;
 
     /* queues */
     H3100SQueue **sq;
@@ -542,6 +563,8 @@ bool h3100_telemetry_init(H3100State *s, Error **errp);
 void h3100_telemetry_start(H3100State *s);
 void h3100_telemetry_note(H3100State *s, H3100Req *req);
 void h3100_telemetry_close(H3100State *s);
+void h3100_telemetry_init_model(H3100State *s);
+void h3100_telemetry_restart(H3100State *s);
 void h3100_ctrl_reset(H3100State *s);
 
 /* h3100-regs.c */
@@ -772,12 +795,30 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
 
 /* h3100-state.c */
 bool h3100_pstate_open(H3100State *s, Error **errp);
+/* layouts of the state file that migration carries too */
+void h3100_pstate_pack_ns(H3100State *s, GByteArray *b);
+bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len, bool apply);
+void h3100_pstate_pack_uncor(H3100State *s, GByteArray *b);
+bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
+                        bool apply);
 void h3100_pstate_apply(H3100State *s);
 bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
 void h3100_pstate_save_clean(H3100State *s);
 bool h3100_pstate_busy(H3100State *s);
 void h3100_pstate_reopen(H3100State *s);
 void h3100_pstate_close(H3100State *s);
+void h3100_pstate_suspend(H3100State *s);
+void h3100_pstate_resume(H3100State *s);
+void h3100_pstate_handover(H3100State *s);
+void h3100_pstate_takeover(H3100State *s);
+
+/* h3100-migrate.c, h3100-vmstate.c */
+#define H3100_VMSTATE_VERSION       1
+extern const VMStateDescription h3100_vmstate;
+void h3100_mig_init(H3100State *s);
+void h3100_mig_exit(H3100State *s);
+void h3100_mig_forget(H3100State *s);
+void h3100_mig_loaded(H3100State *s);
 
 /* h3100-shutdown.c */
 void h3100_shutdown_init(H3100State *s);

@@ -35,11 +35,130 @@ Dev *dev_launch_on(const char *drive, const char *params,
         d->img = qt_backing_file("disk.img", d->img_size, "raw");
         drive = file_drive = g_strdup_printf("file=%s,format=raw", d->img);
     }
+    d->drive_opt = g_strdup(drive);
+    d->dev_opts = g_strdup_printf("%s%s", mp, devopts ? devopts : "");
+    d->extra_args = g_strdup(extra ? extra : "");
     d->qt = qt_start("-drive %s,if=none,id=d0 "
-                     "-device 'dapustor-h3100,drive=d0%s%s' %s",
-                     drive, mp, devopts ? devopts : "", extra ? extra : "");
+                     "-device 'dapustor-h3100,drive=d0%s' %s", d->drive_opt,
+                     d->dev_opts, d->extra_args);
     d->h = nh_new(d->qt);
     return d;
+}
+
+/* The source's migration status once it is over (g_free it). */
+static char *dev_migration_end(QTest *src)
+{
+    int64_t deadline = qt_wall_ms() + 300 * 1000;
+
+    for (;;) {
+        g_autofree char *r = qt_qmp(src, "{\"execute\": \"query-migrate\"}");
+
+        if (strstr(r, "\"status\": \"completed\"")) {
+            return g_strdup("completed");
+        }
+        if (strstr(r, "\"status\": \"failed\"") ||
+            strstr(r, "\"status\": \"cancelled\"")) {
+            return g_strdup_printf("failed: %s", r);
+        }
+        ck_assert_msg(qt_wall_ms() < deadline, "migration never ended: %s",
+                      r);
+        g_usleep(10000);
+    }
+}
+
+static QTest *dev_start_incoming(Dev *d, const char *devopts,
+                                 const char *extra, const char *uri)
+{
+    return qt_start("-drive %s,if=none,id=d0 "
+                    "-device 'dapustor-h3100,drive=d0%s' %s -incoming %s",
+                    d->drive_opt, devopts ? devopts : d->dev_opts,
+                    extra ? extra : d->extra_args, uri);
+}
+
+/* A destination reading a file runs once it has read it all. */
+static void dev_wait_running(QTest *dst)
+{
+    for (int64_t t = qt_wall_ms() + 120000; qt_alive(dst);) {
+        g_autofree char *r = qt_qmp(dst, "{\"execute\": \"query-status\"}");
+
+        if (strstr(r, "\"running\": true")) {
+            return;
+        }
+        ck_assert_msg(qt_wall_ms() < t, "the restored VM never ran: %s", r);
+        g_usleep(10000);
+    }
+}
+
+char *dev_migrate(Dev *d, const char *devopts, const char *extra,
+                  const char *uri, char **dst_err)
+{
+    static int n;
+    g_autofree char *sock = g_strdup_printf("unix:%s/mig-%d.sock",
+                                            qt_tmpdir(), n++);
+    bool file = uri && g_str_has_prefix(uri, "file:");
+    int64_t now = qt_clock_now(d->qt);
+    QTest *dst = NULL;
+    char *status;
+
+    if (dst_err) {
+        *dst_err = NULL;
+    }
+    uri = uri ? uri : sock;
+    if (!file) {
+        dst = dev_start_incoming(d, devopts, extra, uri);
+        /* QEMU listens once it has started, after the qtest socket */
+        for (int64_t t = qt_wall_ms() + 20000;
+             !g_file_test(uri + 5, G_FILE_TEST_EXISTS) && qt_alive(dst);) {
+            ck_assert_msg(qt_wall_ms() < t, "the destination never listened");
+            g_usleep(2000);
+        }
+    }
+    qt_qmp_ok(d->qt, "{\"execute\": \"migrate-set-parameters\", "
+              "\"arguments\": {\"max-bandwidth\": 10000000000}}");
+    qt_qmp_ok(d->qt, "{\"execute\": \"migrate\", \"arguments\": "
+              "{\"uri\": \"%s\"}}", uri);
+    status = dev_migration_end(d->qt);
+    if (g_str_has_prefix(status, "failed")) {
+        /* the source's reason, then the destination's lines */
+        g_autofree char *why = status;
+
+        status = g_strdup("failed");
+        if (dst_err) {
+            *dst_err = g_strdup(why);
+        }
+    }
+    if (file && !strcmp(status, "completed")) {
+        dst = dev_start_incoming(d, devopts, extra, uri);
+        dev_wait_running(dst);
+        if (!qt_alive(dst)) {
+            g_free(status);
+            status = g_strdup("failed");
+        }
+    }
+    if (strcmp(status, "completed")) {
+        for (int64_t t = qt_wall_ms() + 30000;
+             dst && qt_alive(dst) && qt_wall_ms() < t;) {
+            g_usleep(10000);
+        }
+        if (dst_err) {
+            g_autofree char *src_why = *dst_err;
+
+            *dst_err = g_strdup_printf("%s\n%s", src_why ? src_why : "",
+                                       dst ? qt_stderr(dst) : "");
+        }
+        return status;
+    }
+    ck_assert_msg(qt_alive(dst), "the destination died: %s", qt_stderr(dst));
+    if (qt_clock_now(dst) < now) {
+        qt_clock_set(dst, now);
+    }
+    qt_quit(d->qt);
+    d->qt = dst;
+    d->h->qt = dst;
+    if (dst_err) {
+        *dst_err = qt_stderr(dst);
+    }
+    return status;
 }
 
 Dev *dev_launch(const char *params, const char *devopts, const char *extra)
@@ -92,15 +211,29 @@ void dev_reprobe(Dev *d)
     d->q = nh_create_ioq(d->h, 1, 64, -1);
 }
 
-void dev_close(Dev *d)
+static void dev_free(Dev *d)
 {
-    qt_quit(d->qt);
     nh_free(d->h);
     if (d->img) {
         unlink(d->img);
     }
     g_free(d->img);
+    g_free(d->drive_opt);
+    g_free(d->dev_opts);
+    g_free(d->extra_args);
     g_free(d);
+}
+
+void dev_close(Dev *d)
+{
+    qt_quit(d->qt);
+    dev_free(d);
+}
+
+void dev_kill(Dev *d)
+{
+    qt_kill(d->qt);
+    dev_free(d);
 }
 
 void dev_backing_read(Dev *d, uint64_t offset, void *buf, size_t len)

@@ -25,6 +25,9 @@ typedef struct Dev {
     NvmeQueue *q;                     /* I/O queue pair 1, once opened */
     char *img;
     uint64_t img_size;
+    char *drive_opt;                  /* -drive's options, as started */
+    char *dev_opts;                   /* ... -device's after drive=d0 */
+    char *extra_args;
 } Dev;
 
 /*
@@ -60,6 +63,24 @@ static inline Dev *dev_open(void)
 void dev_reprobe(Dev *d);
 /* Stop QEMU (checking it exits cleanly) and free everything. */
 void dev_close(Dev *d);
+/* Kill QEMU (SIGKILL: nothing written back) and free everything. */
+void dev_kill(Dev *d);
+
+/*
+ * Migrate @d's QEMU to a new one with the same drive, started with the
+ * -device options @devopts after drive=d0 (NULL: the source's,
+ * d->dev_opts) and @extra (NULL: the source's) and -incoming on a unix
+ * socket; @uri, if not NULL, instead
+ * (e.g. "file:PATH": then the destination starts, with -incoming, only
+ * once the source has written it).  On "completed" the destination's
+ * virtual clock is set to the source's (qtest does not migrate it, a
+ * VM's clock does), the source has quit cleanly and @d drives the
+ * destination; else the source still runs and *@dst_err holds what the
+ * destination printed (if @dst_err).  Returns the source's final
+ * migration status (g_free it).
+ */
+char *dev_migrate(Dev *d, const char *devopts, const char *extra,
+                  const char *uri, char **dst_err);
 
 /* Fail with a readable status comparison. */
 #define ck_status(got, want, ...) do { \

@@ -260,6 +260,15 @@ bool qt_alive(QTest *s)
     return !s->exited;
 }
 
+int qt_exit_code(QTest *s)
+{
+    if (qt_alive(s)) {
+        return -1000;
+    }
+    return WIFEXITED(s->wstatus) ? WEXITSTATUS(s->wstatus) :
+           -WTERMSIG(s->wstatus);
+}
+
 /* Fail the test: QEMU is gone or misbehaving. */
 static void G_GNUC_NORETURN qt_fail(QTest *s, const char *what)
 {

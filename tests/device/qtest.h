@@ -74,6 +74,9 @@ char *qt_guest_log(QTest *s);
 
 /* True while the QEMU process is alive (reaps it if not). */
 bool qt_alive(QTest *s);
+/* Once QEMU has exited: its exit code, or -signal if a signal killed it;
+ * -1000 while it runs. */
+int qt_exit_code(QTest *s);
 
 /* Send one command line, return the reply after "OK" (g_free it). */
 char *qt_cmd(QTest *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
