@@ -365,13 +365,15 @@ static bool h3100_mig_load_page(QEMUFile *f, H3100State *s)
 {
     g_autofree H3100MigItem *it = g_new(H3100MigItem, 1);
     g_autoptr(GError) gerr = NULL;
+    uint8_t fill;
 
     it->kind = qemu_get_byte(f);
     it->index = qemu_get_be64(f);
-    it->fill = qemu_get_byte(f);
-    if (!s->mig_rx || it->fill > 1) {
+    fill = qemu_get_byte(f);
+    if (!s->mig_rx || fill > 1) {
         return h3100_mig_refuse(s, "a map page out of place");
     }
+    it->fill = fill;
     if (!it->fill &&
         qemu_get_buffer(f, it->data, sizeof(it->data)) != sizeof(it->data)) {
         return h3100_mig_refuse(s, "the stream ends in a map page");
