@@ -55,6 +55,19 @@
 #                       "wait:EVENT" waits (60 s at most) for the QMP
 #                       event EVENT instead of sending a command
 #   --qmp-log FILE      keep every QMP reply and event there (JSON lines)
+#   --migrate-on LINE MODE  once the guest script prints LINE, hand the
+#                       VM to a new QEMU with the same options: MODE live
+#                       migrates it there while it runs, file saves it to
+#                       a file (`migrate file:`), quits, and restores it in
+#                       the new one (-incoming file:, as libvirt's save and
+#                       restore); the script goes on there.  Repeatable:
+#                       in order, each after the previous one's LINE
+#                       (scripts/lib/migrate-on.py)
+#   --mig-log FILE      keep each migration's final query-migrate reply
+#                       there (JSON lines: downtime, bytes, times)
+#   --loadvm NAME       start from the snapshot NAME of the --disk (a qcow2
+#                       image that a `savevm NAME` of an earlier run wrote):
+#                       the script goes on from where the snapshot has it
 #   --append ARGS       extra kernel command line
 #   --log FILE          keep the whole console log in FILE
 #   --verbose           stream the console to stderr while it runs
@@ -100,6 +113,9 @@ format=raw
 kill_on=''
 qmp_steps=()
 qmp_log=''
+mig_steps=()
+mig_log=''
+loadvm=''
 qmp_pid=''
 stream=0
 pidfile=''
@@ -111,6 +127,9 @@ while [ $# -gt 0 ]; do
     --kill-on) kill_on=$2; shift ;;
     --qmp-on) qmp_steps+=("$2" "$3"); shift 2 ;;
     --qmp-log) qmp_log=$2; shift ;;
+    --migrate-on) mig_steps+=("$2" "$3"); shift 2 ;;
+    --mig-log) mig_log=$2; shift ;;
+    --loadvm) loadvm=$2; shift ;;
     --no-disk) use_disk=0 ;;
     --device-opts) devopts=$2; shift ;;
     --file) files+=("$2"); shift ;;
@@ -155,10 +174,18 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-guest.XXXXXX")
 qpid=''
 # shellcheck disable=SC2317  # called by the trap
 cleanup() {
+    local p
     if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
         kill "$qpid" 2>/dev/null || true
         wait "$qpid" 2>/dev/null || true
     fi
+    [ -z "${mig_pid:-}" ] || kill "$mig_pid" 2>/dev/null || true
+    # the QEMUs --migrate-on started
+    for p in "$tmp"/qemu-*.pid; do
+        if [ -s "$p" ]; then
+            kill "$(cat "$p")" 2>/dev/null || true
+        fi
+    done
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -260,6 +287,10 @@ fi
 
 log=$tmp/console.log
 gout=$tmp/guest.out
+# the consoles append: a QEMU that takes the VM over writes on after them
+serial_args=(-chardev "file,id=ser0,path=$log,append=on" -serial chardev:ser0
+             -chardev "file,id=ser1,path=$gout,append=on" -serial chardev:ser1)
+[ -z "$loadvm" ] || qemu_extra+=(-loadvm "$loadvm")
 : >"$log"
 : >"$gout"
 # SIGKILL QEMU (not timeout(1), its parent) once the guest printed $kill_on
@@ -298,18 +329,37 @@ qmp_steps_run() {
     say "QMP steps: $(tail -n 1 "$tmp/qmp.err" 2>/dev/null)"
 }
 
+# the --migrate-on steps: the VM moves to new QEMUs as the guest prints
+migrate_steps_run() {
+    local a
+    for a in "$qemu" "${base_args[@]}" "${accel_args[@]}" "${serial_args[@]}" \
+             "${load_args[@]}" "${dev_args[@]}" "${qemu_extra[@]}"; do
+        printf '%s\0' "$a"
+    done >"$tmp/argv"
+    python3 "$H3100_PROJECT/scripts/lib/migrate-on.py" "$tmp" "$tmp/argv" \
+        "$gout" "$tmo" "$tmp/mig.out" "${mig_steps[@]}" 2>"$tmp/mig.err"
+    say "migrations: $(tail -n 1 "$tmp/mig.err" 2>/dev/null)"
+}
+
 boot() {
-    rm -f "$tmp/killed" "$tmp/acted" "$tmp/stalled"
+    rm -f "$tmp/killed" "$tmp/acted" "$tmp/stalled" "$tmp/last.rc"
     : >"$log"
     : >"$gout"
-    say "booting ($accel$([ "$icount" = 1 ] && echo ', icount'), timeout ${tmo}s)"
+    # a snapshot's script began in the run that took it
+    [ -z "$loadvm" ] || echo '===H3100-GUEST-BEGIN===' >"$gout"
+    say "booting ($accel$([ "$icount" = 1 ] && echo ', icount')${loadvm:+, from snapshot $loadvm}, timeout ${tmo}s)"
     start=$SECONDS
     timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
-        -serial "file:$log" -serial "file:$gout" \
-        "${load_args[@]}" \
+        "${serial_args[@]}" "${load_args[@]}" \
         -pidfile "${pidfile:-$tmp/qemu.pid}" -qmp "unix:$tmp/qmp.sock,server=on,wait=off" \
         "${dev_args[@]}" "${qemu_extra[@]}" </dev/null >"$tmp/qemu.err" 2>&1 &
     qpid=$!
+    mig_pid=''
+    if [ ${#mig_steps[@]} -gt 0 ]; then
+        : >"$tmp/mig.out"
+        migrate_steps_run &
+        mig_pid=$!
+    fi
     [ -z "$kill_on" ] || kill_at_line &
     [ "$1" != first ] || stall_watch &
     if [ ${#qmp_steps[@]} -gt 0 ]; then
@@ -326,6 +376,19 @@ boot() {
     rc=0
     wait "$qpid" || rc=$?
     qpid=''
+    if [ -n "$mig_pid" ]; then
+        # the first QEMU quit when it handed the VM over: wait for the last
+        wait "$mig_pid" 2>/dev/null || true
+        if [ -s "$tmp/last.rc" ]; then
+            rc=$(cat "$tmp/last.rc")
+        else
+            say "a migration failed: $(tail -n 3 "$tmp/mig.err" 2>/dev/null)"
+            for f in "$tmp"/qemu-*.err; do
+                [ -s "$f" ] && sed 's/^/  | /' "$f" >&2
+            done
+        fi
+        cat "$tmp"/qemu-*.err >>"$tmp/qemu.err" 2>/dev/null || true
+    fi
     elapsed=$((SECONDS - start))
 }
 
@@ -338,6 +401,7 @@ boot first
 # script's first line gets one more boot (no stall watch); the console's
 # lines say which it was.  A hang once the script runs still fails.
 if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] &&
+   [ ${#mig_steps[@]} = 0 ] && [ -z "$loadvm" ] &&
    { [ -e "$tmp/stalled" ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
    ! script_began; then
     if [ -e "$tmp/stalled" ]; then
@@ -353,6 +417,7 @@ fi
 [ -z "$keep_log" ] || tr -d '\r' <"$log" >"$keep_log"
 [ -z "$qmp_pid" ] || wait "$qmp_pid" 2>/dev/null || true
 [ -z "$qmp_log" ] || cp "$tmp/qmp.out" "$qmp_log" 2>/dev/null || : >"$qmp_log"
+[ -z "$mig_log" ] || cp "$tmp/mig.out" "$mig_log" 2>/dev/null || : >"$mig_log"
 
 # guest_output_until LINE: what the guest's script printed before LINE
 guest_output_until() {
