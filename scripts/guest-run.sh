@@ -74,6 +74,10 @@
 #   --stream            stream the script's output to stderr while it runs
 #                       (long runs: it is still printed on stdout at the end)
 #   --pidfile FILE      QEMU writes its pid there (to watch its memory)
+#   --make-initrd DIR   boot nothing: write the kernel and the initramfs
+#                       holding SCRIPT to DIR/vmlinuz and DIR/initrd, for a
+#                       QEMU started elsewhere (libvirt's, in the tests);
+#                       its command line: console=ttyS0 panic=-1
 #
 # The script runs as root under busybox sh in /guest (the initramfs), with
 # nvme-cli, lspci and busybox; the drive is /dev/nvme0 and /dev/nvme0n1.
@@ -119,6 +123,7 @@ loadvm=''
 qmp_pid=''
 stream=0
 pidfile=''
+make_initrd=''
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -149,6 +154,7 @@ while [ $# -gt 0 ]; do
     --verbose) verbose=1 ;;
     --stream) stream=1 ;;
     --pidfile) pidfile=$2; shift ;;
+    --make-initrd) make_initrd=$2; use_disk=0; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
     --) shift; qemu_extra=("$@"); break ;;
     -*) h3100_die "unknown option: $1 (try --help)" ;;
@@ -252,6 +258,13 @@ truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
 find "$tmp/extra" -exec touch -h -d @0 {} +
 (cd "$tmp/extra" && find . -mindepth 1 | LC_ALL=C sort |
     cpio -o -H newc --quiet -R 0:0) >>"$tmp/initrd"
+
+if [ -n "$make_initrd" ]; then
+    mkdir -p "$make_initrd"
+    cp "$kernel" "$make_initrd/vmlinuz"
+    cp "$tmp/initrd" "$make_initrd/initrd"
+    exit 0
+fi
 
 # --- how the kernel gets there: QEMU loads it, or firmware from a drive --------
 cmdline="console=ttyS0 panic=-1 $append"

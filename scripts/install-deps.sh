@@ -74,7 +74,8 @@ fi
 
 pkgs=("${H3100_PKGS_BASE[@]}")
 [ "$want_qemu" -eq 1 ] && pkgs+=("${H3100_PKGS_QEMU[@]}" "${H3100_PKGS_GUEST[@]}"
-                                 "${H3100_PKGS_BOOT[@]}")
+                                 "${H3100_PKGS_BOOT[@]}"
+                                 "${H3100_PKGS_LIBVIRT[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do

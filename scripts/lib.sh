@@ -19,6 +19,9 @@ H3100_PKGS_GUEST=(busybox-static nvme-cli pciutils pci.ids cpio fio e2fsprogs
 # GPT, FAT, syslinux for BIOS, systemd-boot for UEFI, OVMF, debootstrap.
 H3100_PKGS_BOOT=(gdisk dosfstools mtools syslinux syslinux-common
                  systemd-boot-efi ovmf debootstrap)
+# libvirt, for the test of `virsh save` / `virsh restore` (its daemon is
+# the test's own, started and stopped by it: none runs on the host).
+H3100_PKGS_LIBVIRT=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients)
 # Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev
