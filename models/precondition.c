@@ -35,10 +35,13 @@ void h3100_progress_bar(void *label, uint64_t done, uint64_t total)
  * preconditioning does; "overwrite:N" only adds random writes, to age a
  * drive that already holds data; "wear:PCT" adds the erases of PCT% of
  * the rated P/E cycles to every block (6,300 cycles of writes would take
- * days at FTL speed).  Steps join with '+': "wear:90+seq".
+ * days at FTL speed).  "seq:F" fills the first fraction F of the
+ * namespace in order (a half-written drive: "seq:0.5").  Steps join with
+ * '+': "wear:90+seq".
  */
 typedef struct PreStep {
     bool fill;
+    double fill_fraction;             /* of the namespace, from LBA 0 */
     double rounds;
     double wear_pct;
 } PreStep;
@@ -59,9 +62,15 @@ static bool parse_step(const char *step, PreStep *p)
     if (!strcmp(step, "none")) {
         return true;
     }
+    p->fill_fraction = 1;
     if (!strcmp(step, "seq")) {
         p->fill = true;
         return true;
+    }
+    if (!strncmp(step, "seq:", 4)) {
+        p->fill = true;
+        return parse_number(step + 4, 1, &p->fill_fraction) &&
+               p->fill_fraction > 0;
     }
     if (!strncmp(step, "rand:", 5)) {
         p->fill = true;
@@ -85,8 +94,8 @@ static bool parse_spec(const char *spec, GArray *steps, GError **errp)
 
         if (!parse_step(parts[i], &p)) {
             g_set_error(errp, H3100_ERROR, H3100_ERROR_INVALID,
-                        "precondition '%s': expected none, seq, rand:N, "
-                        "overwrite:N or wear:PCT, joined by +", spec);
+                        "precondition '%s': expected none, seq, seq:F, "
+                        "rand:N, overwrite:N or wear:PCT, joined by +", spec);
             return false;
         }
         g_array_append_val(steps, p);
@@ -123,10 +132,11 @@ static bool write_slot(H3100Model *m, uint64_t lpn, GError **errp)
     return true;
 }
 
-static bool fill_sequential(H3100Model *m, H3100Progress progress,
-                            void *opaque, GError **errp)
+static bool fill_sequential(H3100Model *m, double fraction,
+                            H3100Progress progress, void *opaque,
+                            GError **errp)
 {
-    uint64_t total = m->ftl.user_slots;
+    uint64_t total = (uint64_t)(m->ftl.user_slots * fraction);
 
     for (uint64_t lpn = 0; lpn < total; lpn++) {
         if (!write_slot(m, lpn, errp)) {
@@ -202,7 +212,8 @@ bool h3100_model_precondition(H3100Model *m, const char *spec, uint64_t seed,
             wear_blocks(m, p->wear_pct, seed + i);
         }
         if (p->fill) {
-            ok = fill_sequential(m, progress, opaque, errp);
+            ok = fill_sequential(m, p->fill_fraction, progress, opaque,
+                                 errp);
         }
         if (ok && p->rounds > 0) {
             ok = overwrite_random(m, (uint64_t)(p->rounds *

@@ -58,7 +58,7 @@ static GOptionEntry entries[] = {
     { "ramp", 0, 0, G_OPTION_ARG_STRING, &opt_ramp,
       "Simulated seconds run before measuring (default 0)", "T" },
     { "precondition", 0, 0, G_OPTION_ARG_STRING, &opt_precondition,
-      "none|seq|rand:N|overwrite:N|wear:PCT, joined by +, at FTL speed "
+      "none|seq|seq:F|rand:N|overwrite:N|wear:PCT, joined by +, at FTL speed "
       "(default none)", "SPEC" },
     { "interval", 0, 0, G_OPTION_ARG_STRING, &opt_interval,
       "Print a row every T simulated seconds", "T" },

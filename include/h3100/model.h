@@ -193,8 +193,9 @@ char *h3100_model_check(const H3100Model *m);
 
 /*
  * Precondition at FTL speed, no timing: "none", "seq" (fill once in
- * order), "rand:N" (fill, then N x capacity of random 4 KiB writes) or
- * "overwrite:N" (only the random writes).
+ * order), "seq:F" (fill the first fraction F in order), "rand:N" (fill,
+ * then N x capacity of random 4 KiB writes) or "overwrite:N" (only the
+ * random writes), or "wear:PCT"; joined by '+'.
  * @progress, if set, is called with done/total now and then.
  */
 typedef void (*H3100Progress)(void *opaque, uint64_t done, uint64_t total);

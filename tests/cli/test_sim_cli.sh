@@ -34,6 +34,8 @@ expect_error --iodepth 0
 expect_error --span 2.5
 expect_error --runtime -1
 expect_error --precondition rand:x
+expect_error --precondition seq:0
+expect_error --precondition seq:1.5
 expect_error --set no_such_knob=1
 expect_error --set channels=0
 expect_error --set blocks_per_plane=200

@@ -422,6 +422,26 @@ START_TEST(test_ranges_and_unaligned)
 }
 END_TEST
 
+/* "seq:F" writes the first fraction F of the namespace, nothing else. */
+START_TEST(test_partial_fill)
+{
+    H3100Model *m = tiny_model(H3100_FAMILY_H3100, 1);
+    uint64_t bytes = h3100_model_config(m)->geo.user_bytes;
+    H3100Health h;
+
+    ck_assert(h3100_model_precondition(m, "seq:0.5", 1, NULL, NULL, NULL));
+    h3100_model_health(m, 0, &h);
+    ck_assert_uint_eq(h.mapped_bytes, bytes / 4096 / 2 * 4096);
+    ck_assert(h3100_model_is_mapped(m, 0));
+    ck_assert(h3100_model_is_mapped(m, bytes / 2 - 4096));
+    ck_assert(!h3100_model_is_mapped(m, bytes / 2 + 4096));
+    ck_assert(!h3100_precondition_valid("seq:0", NULL));
+    ck_assert(!h3100_precondition_valid("seq:2", NULL));
+    assert_invariants(m);
+    h3100_model_free(m);
+}
+END_TEST
+
 START_TEST(test_format_and_sanitize)
 {
     H3100Model *m = tiny_model(H3100_FAMILY_H3100, 1);
@@ -463,6 +483,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_timing_off);
     tcase_add_test(tc, test_ranges_and_unaligned);
     tcase_add_test(tc, test_format_and_sanitize);
+    tcase_add_test(tc, test_partial_fill);
     tcase_add_test(tc, test_reclaim_observer);
     tcase_add_test(tc, test_nand_busy_per_die);
     suite_add_tcase(s, tc);
