@@ -322,7 +322,7 @@ static bool h3100_mig_refuse(H3100State *s, const char *fmt, ...)
     va_start(ap, fmt);
     msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    error_report("%s: migration refused: %s", TYPE_DAPUSTOR_H3100, msg);
+    error_report("%s: drive state refused: %s", TYPE_DAPUSTOR_H3100, msg);
     return false;
 }
 

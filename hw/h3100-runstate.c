@@ -78,6 +78,7 @@ static void h3100_runstate_cb(void *opaque, bool running, RunState state)
 
     if (running) {
         h3100_run_in_ctx(s, h3100_resume_fn, s);
+        h3100_pstate_run(s);
         return;
     }
     h3100_run_in_ctx(s, h3100_quiesce_fn, s);

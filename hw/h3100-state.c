@@ -659,8 +659,10 @@ void h3100_pstate_handover(H3100State *s)
 
 /*
  * A migration or loadvm has brought the drive: FILE is this QEMU's (an
- * incoming one's from now on) and gets the drive as it came, at once,
- * marked clean if it was saved clean at a shutdown.
+ * incoming one's from now on) and gets the drive as it came, marked clean
+ * if it was saved clean at a shutdown: after a loadvm at once, on an
+ * incoming QEMU when the VM first runs (a fork of the whole drive is no
+ * part of the downtime).
  */
 void h3100_pstate_takeover(H3100State *s)
 {
@@ -673,8 +675,20 @@ void h3100_pstate_takeover(H3100State *s)
     }
     s->pstate_suspended = false;
     h3100_pstate_abandon(s);
-    h3100_pstate_checkpoint(s, s->pstate_clean ? 0 : H3100_STATE_DIRTY);
     trace_h3100_pstate_takeover(s->state_path);
+    s->pstate_checkpoint_due = true;
+    if (!runstate_check(RUN_STATE_INMIGRATE)) {
+        h3100_pstate_run(s);
+    }
+}
+
+/* The VM runs (h3100-runstate.c): a checkpoint a takeover left due. */
+void h3100_pstate_run(H3100State *s)
+{
+    if (s->pstate_checkpoint_due && s->pstate_open && !s->pstate_suspended) {
+        s->pstate_checkpoint_due = false;
+        h3100_pstate_checkpoint(s, s->pstate_clean ? 0 : H3100_STATE_DIRTY);
+    }
 }
 
 /* A clean stop: wait for a checkpoint, save FILE and mark it clean. */

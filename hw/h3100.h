@@ -440,6 +440,7 @@ struct H3100State {
     Notifier pstate_exit;
     bool pstate_incoming;             /* FILE is the source's until loaded */
     bool pstate_suspended;            /* ... or another QEMU's: no writes */
+    bool pstate_checkpoint_due;       /* a takeover's, when the VM runs */
 
     /* migration (h3100-migrate.c, h3100-vmstate.c) */
     struct H3100MigRecv *mig_rx;      /* the model being received */
@@ -811,6 +812,7 @@ void h3100_pstate_suspend(H3100State *s);
 void h3100_pstate_resume(H3100State *s);
 void h3100_pstate_handover(H3100State *s);
 void h3100_pstate_takeover(H3100State *s);
+void h3100_pstate_run(H3100State *s);
 
 /* h3100-migrate.c, h3100-vmstate.c */
 #define H3100_VMSTATE_VERSION       1

@@ -471,11 +471,11 @@ static void check_refused(const char *opts, const char *why)
     write_pattern(d, 0, 8, 1);
     st = dev_migrate(d, opts, NULL, NULL, &err);
     ck_assert_str_eq(st, "failed");
-    line = strstr(err, "dapustor-h3100: migration refused: ");
+    line = strstr(err, "dapustor-h3100: drive state refused: ");
     ck_assert_msg(line, "no refusal in: %s", err);
     ck_assert_msg(strstr(line, why), "'%s' not in: %s", why, line);
     ck_assert_msg(!strstr(strchr(line, '\n') ? strchr(line, '\n') : "",
-                          "dapustor-h3100: migration refused"),
+                          "dapustor-h3100: drive state refused"),
                   "more than one refusal line: %s", err);
     status = qt_qmp(d->qt, "{\"execute\": \"query-status\"}");
     ck_assert_msg(strstr(status, "\"running\": true"), "%s", status);
@@ -519,6 +519,32 @@ END_TEST
 START_TEST(test_refuse_serial)
 {
     check_refused(DEV_OPTS ",serial=OTHER", "serial=OTHER here");
+}
+END_TEST
+
+/*
+ * loadvm of a snapshot taken with other drive options: the same line,
+ * and the drive as it was (its data still reads, its state file unwritten).
+ */
+START_TEST(test_refuse_loadvm)
+{
+    g_autofree char *img = qt_backing_file("other.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    g_autofree char *r = NULL;
+    Dev *d = dev_open_drive_params(drive, DEV_PARAMS, "");
+
+    write_pattern(d, 0, 8, 1);
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"savevm s1\"}}");
+    dev_close(d);
+    d = dev_open_drive_params(drive, DEV_PARAMS, ",lba-size=4096");
+    r = qt_qmp(d->qt, "{\"execute\": \"human-monitor-command\", "
+               "\"arguments\": {\"command-line\": \"loadvm s1\"}}");
+    ck_assert_msg(strstr(r, "dapustor-h3100: drive state refused: the "
+                         "stream holds another drive: lba-size=4096 here, "
+                         "512 there"), "%s", r);
+    dev_close(d);
 }
 END_TEST
 
@@ -919,6 +945,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_refuse_seed);
     tcase_add_test(tc, test_refuse_serial);
     tcase_add_test(tc, test_refuse_newer_stream);
+    tcase_add_test(tc, test_refuse_loadvm);
     tcase_add_test(tc, test_state_file_handover);
     tcase_add_test(tc, test_state_file_refused);
     tcase_add_test(tc, test_damaged_streams);
