@@ -7,6 +7,7 @@
 #                                         CONFIG: main | main-notiming |
 #                                         iothread | iothread-notiming
 #   scripts/fuzz.sh state SECS            the state-file loader
+#   scripts/fuzz.sh migrate SECS          the migrated model's receiver
 #   scripts/fuzz.sh state-coverage        models/state.c's line coverage
 #   scripts/fuzz.sh all SECS              every target, SECS each
 #
@@ -33,7 +34,7 @@ PAR=()
 [ "$JOBS" -gt 1 ] && PAR=(-jobs="$JOBS" -workers="$JOBS")
 QFUZZ=$FUZZ_DIR/qemu-build/qemu-fuzz-x86_64
 
-usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,26p' "$0"; exit "${1:-0}"; }
 
 build_device_fuzzer() {
     command -v clang >/dev/null || apt-get install -y clang
@@ -112,6 +113,23 @@ run_state() {
     fuzz_summary "$FUZZ_DIR/state.log" "$crashes"
 }
 
+run_migrate() {
+    local secs=$1 corpus=$FUZZ_DIR/corpus/migrate
+    local crashes=$FUZZ_DIR/crashes/migrate bin=$FUZZ_DIR/state/fuzz_migrate
+    [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
+    mkdir -p "$corpus" "$crashes"
+    local flags=()
+    # shellcheck disable=SC2206
+    flags=(${FUZZ_FLAGS:-})
+    h3100_log "migration receiver, ${secs}s (log: $FUZZ_DIR/migrate.log)"
+    "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
+        -max_len="$(cat "$FUZZ_DIR/state/mig_max_len")" \
+        -artifact_prefix="$crashes/" -print_final_stats=1 \
+        "$corpus" "$FUZZ_DIR/state/mig-seeds" >"$FUZZ_DIR/migrate.log" 2>&1 ||
+        true
+    fuzz_summary "$FUZZ_DIR/migrate.log" "$crashes"
+}
+
 # executions and crashes, from libFuzzer's final statistics
 fuzz_summary() {
     local runs
@@ -125,13 +143,15 @@ case ${1:-} in
 build) build_device_fuzzer; build_state_fuzzer ;;
 device) [ $# -eq 3 ] || usage 2; run_device "$2" "$3" ;;
 state) [ $# -eq 2 ] || usage 2; run_state "$2" ;;
+migrate) [ $# -eq 2 ] || usage 2; run_migrate "$2" ;;
 state-coverage) state_coverage ;;
 all)
     [ $# -eq 2 ] || usage 2
     for c in main main-notiming iothread iothread-notiming; do
         run_device "$c" "$2"
     done
-    run_state "$2" ;;
+    run_state "$2"
+    run_migrate "$2" ;;
 -h|--help) usage ;;
 *) usage 2 ;;
 esac

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Build the libFuzzer target for the drive-state loader (fuzz_state.c)
-# with ASan and UBSan, and its seed corpus (gen_seeds.c); with
+# Build the libFuzzer targets for the drive-state loader (fuzz_state.c)
+# and the migration receiver (fuzz_migrate.c) with ASan and UBSan, and
+# their seed corpora (gen_seeds.c: OUT/seeds, gen_mig_seeds.c:
+# OUT/mig-seeds); with
 # --coverage, also a coverage build, run over the seeds and the corpus,
 # and print models/state.c's (and the FTL check's) line coverage.
 #
@@ -47,6 +49,17 @@ models=("$root"/models/*.c)
 stat -c %s "$out"/seeds/* | sort -n | tail -1 >"$out/max_len"
 echo "built $out/fuzz_state; seeds in $out/seeds" \
     "(max_len $(cat "$out/max_len"))"
+
+mkdir -p "$out/mig-seeds" "$out/mig-corpus"
+"$cc" "${common[@]}" -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=undefined "${models[@]}" "$here/fuzz_migrate.c" \
+    "${glib[@]}" -lm -o "$out/fuzz_migrate"
+"$cc" "${common[@]}" "${models[@]}" "$here/gen_mig_seeds.c" "${glib[@]}" \
+    -lm -o "$out/gen_mig_seeds"
+"$out/gen_mig_seeds" "$out/mig-seeds" >/dev/null
+stat -c %s "$out"/mig-seeds/* | sort -n | tail -1 >"$out/mig_max_len"
+echo "built $out/fuzz_migrate; seeds in $out/mig-seeds" \
+    "(max_len $(cat "$out/mig_max_len"))"
 
 if [ "$coverage" = 1 ]; then
     ver=$("$cc" -dumpversion | cut -d. -f1)
