@@ -297,6 +297,16 @@ static void h3100_mig_save_cleanup(void *opaque)
  */
 void h3100_mig_forget(H3100State *s)
 {
+    /*
+     * A fresh destination has nothing running: no reset, which would run
+     * nested event loops in the incoming migration's coroutine.
+     */
+    if (!s->sq[0] && !s->cq[0] && QTAILQ_EMPTY(&s->unmap_list) &&
+        !h3100_ns_any_busy(s) && !s->san.active && !s->fw.image &&
+        QTAILQ_EMPTY(&s->vcache) && !s->uncor->len &&
+        !NVME_CC_EN(ldl_le_p(&s->bar.cc))) {
+        return;
+    }
     s->san.active = false;
     s->exiting = true;                /* Sanitize's and the erases stop */
     h3100_ctrl_reset(s);

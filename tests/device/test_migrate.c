@@ -142,8 +142,12 @@ static void in_flight_times(bool migrate, const char *devopts,
 
         ck_assert_msg(t >= 0 && t - t0 < 100 * 1000 * 1000,
                       "%u of %u completions within 100 ms", got, NCMD);
-        /* an IOThread posts what is due on its own time: give it some */
-        for (int k = 0; k < 20 && !nh_poll_peek(d->h, d->q); k++) {
+        /*
+         * An IOThread posts what is due on its own time: give it some (a
+         * deadline without a completion costs the whole wait, and there
+         * are few: an idle tick per 10 ms of virtual time)
+         */
+        for (int k = 0; k < 200 && !nh_poll_peek(d->h, d->q); k++) {
             g_usleep(1000);
         }
         while (nh_poll(d->h, d->q, &cqe)) {
