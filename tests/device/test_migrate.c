@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dev.h"
+#include "h3100/vlog.h"
 
 static uint32_t ldl_be(const void *p)
 {
@@ -93,7 +94,8 @@ static void assert_smart_eq(Smart a, Smart b)
 /*
  * Writes and reads submitted, their host I/O done, their model time not
  * come: on the destination each completes once, at the virtual time it
- * completes without a migration.
+ * completes without a migration.  (Data across a migration: the tests
+ * below.)
  */
 /* Is a completion entry waiting on @q's CQ? */
 static bool nh_poll_peek(NvmeHost *h, NvmeQueue *q)
@@ -108,7 +110,9 @@ static bool nh_poll_peek(NvmeHost *h, NvmeQueue *q)
 static void in_flight_times(bool migrate, const char *devopts,
                             const char *extra, int64_t *when)
 {
-    Dev *d = dev_open_full(NULL, devopts, extra);
+    /* null-co: the host's I/O is back at once, whatever the host's load */
+    Dev *d = dev_open_drive("driver=null-co,size=256M,read-zeroes=on",
+                            devopts, extra);
     g_autofree uint8_t *buf = g_malloc(LBA_BLOCKS * 512);
     uint64_t data = nh_alloc(d->h, NCMD * LBA_BLOCKS * 512, 4096);
     uint16_t cids[NCMD];
@@ -160,9 +164,6 @@ static void in_flight_times(bool migrate, const char *devopts,
                 }
             }
         }
-    }
-    for (unsigned i = 0; i < NCMD; i += 2) {
-        check_pattern(d, i * 64 + 2048, LBA_BLOCKS, 99);
     }
     dev_close(d);
 }
@@ -433,6 +434,163 @@ START_TEST(test_savevm_loadvm)
     check_pattern(d, 0, 64, 1);
     write_pattern(d, 4096, 8, 4);
     check_pattern(d, 4096, 8, 4);
+    dev_close(d);
+}
+END_TEST
+
+static uint16_t admin(Dev *d, uint8_t opc, uint32_t nsid, uint32_t cdw10,
+                      uint32_t cdw11);
+static uint16_t sanitize_status(Dev *d);
+
+/* The model log's figures that make the drive this drive (not its clock). */
+static void model_log(Dev *d, H3100VendorLog *v)
+{
+    ck_status(nh_get_log(d->h, 0xd0, 0xffffffff, v, sizeof(*v), 0),
+              NVME_SC_SUCCESS, "log D0h");
+}
+
+static void assert_model_log_eq(const H3100VendorLog *a,
+                                const H3100VendorLog *b)
+{
+    ck_assert_uint_eq(a->host_write_bytes, b->host_write_bytes);
+    ck_assert_uint_eq(a->nand_write_bytes, b->nand_write_bytes);
+    ck_assert_uint_eq(a->waf_milli, b->waf_milli);
+    ck_assert_uint_eq(a->gc_victims, b->gc_victims);
+    ck_assert_uint_eq(a->gc_slots_moved, b->gc_slots_moved);
+    ck_assert_uint_eq(a->free_superblocks, b->free_superblocks);
+    ck_assert_uint_eq(a->erase_min, b->erase_min);
+    ck_assert_uint_eq(a->erase_avg_milli, b->erase_avg_milli);
+    ck_assert_uint_eq(a->erase_max, b->erase_max);
+    ck_assert_uint_eq(a->block_erases, b->block_erases);
+    ck_assert_uint_eq(a->mapped_bytes, b->mapped_bytes);
+    ck_assert_uint_eq(a->grown_bad_blocks, b->grown_bad_blocks);
+}
+
+static void wait_job(Dev *d, const char *id)
+{
+    g_autofree char *r = NULL;
+
+    for (int i = 0; i < 6000; i++) {
+        g_free(r);
+        r = qt_qmp(d->qt, "{\"execute\": \"query-jobs\"}");
+        if (strstr(r, "\"concluded\"")) {
+            break;
+        }
+        g_usleep(10000);
+    }
+    ck_assert_msg(strstr(r, "\"concluded\"") && !strstr(r, "\"error\""),
+                  "job %s: %s", id, r);
+    qt_qmp_ok(d->qt, "{\"execute\": \"job-dismiss\", \"arguments\": "
+              "{\"id\": \"%s\"}}", id);
+}
+
+/*
+ * The snapshot-save / snapshot-load jobs (QMP): the drive back to the
+ * snapshot, its wear, WAF, free blocks and map as well as its data.
+ */
+START_TEST(test_snapshot_jobs)
+{
+    g_autofree char *img = qt_backing_file("jobs.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2,"
+                                             "node-name=n0", img);
+    Dev *d = dev_open_drive_params(drive, DEV_PARAMS, "");
+    H3100VendorLog snap, later, back;
+
+    for (unsigned i = 0; i < 16; i++) {
+        write_pattern(d, i * 2048, 256, i);
+    }
+    model_log(d, &snap);
+    qt_qmp_ok(d->qt, "{\"execute\": \"snapshot-save\", \"arguments\": "
+              "{\"job-id\": \"save\", \"tag\": \"t1\", \"vmstate\": "
+              "\"n0\", \"devices\": [\"n0\"]}}");
+    wait_job(d, "save");
+    for (unsigned i = 0; i < 16; i++) {
+        write_pattern(d, i * 2048 + 1024, 256, 100 + i);
+    }
+    model_log(d, &later);
+    ck_assert_uint_gt(later.mapped_bytes, snap.mapped_bytes);
+    qt_qmp_ok(d->qt, "{\"execute\": \"snapshot-load\", \"arguments\": "
+              "{\"job-id\": \"load\", \"tag\": \"t1\", \"vmstate\": "
+              "\"n0\", \"devices\": [\"n0\"]}}");
+    wait_job(d, "load");
+    model_log(d, &back);
+    assert_model_log_eq(&snap, &back);
+    for (unsigned i = 0; i < 16; i++) {
+        check_pattern(d, i * 2048, 256, i);
+    }
+    dev_close(d);
+}
+END_TEST
+
+/* A namespace Delete under way: its erase finishes on the destination. */
+START_TEST(test_ns_delete_in_progress)
+{
+    Dev *d = dev_open();
+    uint32_t list[1024];
+    uint32_t ns2;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+    uint16_t cid;
+
+    nh_sqe_init(&sqe, 0x0d, 1);
+    sqe.cdw10 = 1;                    /* NSID 1 goes: room for another */
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_SUCCESS, "delete 1");
+    ns2 = ns_create(d, 131072);
+    ns_attach(d, ns2);
+    nh_sqe_init(&sqe, 0x0d, ns2);
+    sqe.cdw10 = 1;                    /* delete */
+    cid = nh_submit(d->h, d->h->admin, &sqe);
+    migrate_ok(d, NULL, NULL);
+    ck_assert(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 2000000000));
+    ck_status(nh_status(&cqe), NVME_SC_SUCCESS, "delete");
+    ck_status(nh_identify(d->h, 0x10, 0, list), NVME_SC_SUCCESS, "CNS 10h");
+    ck_assert_uint_eq(list[0], 0);    /* none allocated */
+    ck_assert_uint_ne(ns_create(d, 131072), 0);
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * A sanitize zeroing a filled qcow2 image when the VM stops: its unmap
+ * waits at its next step (or has finished, its report held back) and
+ * goes on from there on the destination.
+ */
+START_TEST(test_sanitize_zeroing)
+{
+    g_autofree char *raw = g_strdup_printf("%s/fill.raw", qt_tmpdir());
+    g_autofree char *img = g_strdup_printf("%s/filled.qcow2", qt_tmpdir());
+    g_autofree char *bin = g_path_get_dirname(getenv("QTEST_QEMU_BINARY"));
+    g_autofree char *qimg = g_build_filename(bin, "qemu-img", NULL);
+    g_autofree char *cmd = g_strdup_printf(
+        "sh -c 'head -c %llu /dev/urandom >%s && %s convert -q -O "
+        "qcow2 -o cluster_size=4096 %s %s'", (unsigned long long)DEV_NS_BYTES,
+        raw, qimg, raw, img);
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    uint8_t r[4096];
+    Dev *d;
+
+    ck_assert(system(cmd) == 0);
+    unlink(raw);
+    d = dev_open_drive_params(drive, DEV_PARAMS, "");
+    ck_status(admin(d, NVME_ADM_SANITIZE, 0, 2, 0), NVME_SC_SUCCESS,
+              "sanitize");
+    /* past the end of the model's erase: the zeroing begins, and the
+     * migration stops the VM while it runs (or just after) */
+    qt_clock_step(d->qt, 60 * 1000000000LL);
+    migrate_ok(d, NULL, NULL);
+    for (int i = 0; i < 600 && sanitize_status(d) != 1; i++) {
+        qt_clock_step(d->qt, 100000000);
+        g_usleep(5000);
+    }
+    ck_assert_uint_eq(sanitize_status(d), 1);
+    for (uint64_t lba = 0; lba < DEV_NS_LBAS; lba += DEV_NS_LBAS / 16) {
+        ck_status(nh_read(d->h, d->q, lba, r, sizeof(r)), NVME_SC_SUCCESS,
+                  "read %" PRIu64, lba);
+        ck_assert_msg(r[0] == 0 && !memcmp(r, r + 1, sizeof(r) - 1),
+                      "LBA %" PRIu64 " survived sanitize", lba);
+    }
     dev_close(d);
 }
 END_TEST
@@ -941,6 +1099,9 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_aer_outstanding);
     tcase_add_test(tc, test_namespaces);
     tcase_add_test(tc, test_savevm_loadvm);
+    tcase_add_test(tc, test_snapshot_jobs);
+    tcase_add_test(tc, test_ns_delete_in_progress);
+    tcase_add_test(tc, test_sanitize_zeroing);
     tcase_add_test(tc, test_file_save_restore);
     tcase_add_test(tc, test_refuse_capacity);
     tcase_add_test(tc, test_refuse_model);
