@@ -544,15 +544,8 @@ bool h3100_config_validate(const H3100Config *cfg, GError **errp)
 
     for (size_t i = 0; i < G_N_ELEMENTS(fields); i++) {
         const Field *f = &fields[i];
-        uint64_t v = 0;
+        uint64_t v = field_get(cfg, f);
 
-        if (f->size == 4) {
-            uint32_t v32;
-            memcpy(&v32, (const char *)cfg + f->offset, 4);
-            v = v32;
-        } else {
-            memcpy(&v, (const char *)cfg + f->offset, 8);
-        }
         if (v < f->min || v > f->max) {
             return invalid(errp, "parameter %s=%" PRIu64 " is outside %"
                            PRIu64 "..%" PRIu64, f->name, v, f->min, f->max);

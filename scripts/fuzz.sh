@@ -97,37 +97,25 @@ run_device() {
     fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes"
 }
 
-run_state() {
-    local secs=$1 corpus=$FUZZ_DIR/corpus/state
-    local crashes=$FUZZ_DIR/crashes/state bin=$FUZZ_DIR/state/fuzz_state
+# run_libfuzzer NAME WHAT SECS: build-state-fuzz.sh's fuzz_NAME on its
+# corpus and seeds (state: seeds, max_len; migrate: mig-seeds, mig_max_len)
+run_libfuzzer() {
+    local name=$1 what=$2 secs=$3 pre=''
+    local corpus=$FUZZ_DIR/corpus/$name crashes=$FUZZ_DIR/crashes/$name
+    local bin=$FUZZ_DIR/state/fuzz_$name
+    [ "$name" = state ] || pre=mig-
     [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
     mkdir -p "$corpus" "$crashes"
     local flags=()
     # shellcheck disable=SC2206
     flags=(${FUZZ_FLAGS:-})
-    h3100_log "state loader, ${secs}s (log: $FUZZ_DIR/state.log)"
+    h3100_log "$what, ${secs}s (log: $FUZZ_DIR/$name.log)"
     "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
-        -max_len="$(cat "$FUZZ_DIR/state/max_len")" \
+        -max_len="$(cat "$FUZZ_DIR/state/${pre//-/_}max_len")" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" "$FUZZ_DIR/state/seeds" >"$FUZZ_DIR/state.log" 2>&1 || true
-    fuzz_summary "$FUZZ_DIR/state.log" "$crashes"
-}
-
-run_migrate() {
-    local secs=$1 corpus=$FUZZ_DIR/corpus/migrate
-    local crashes=$FUZZ_DIR/crashes/migrate bin=$FUZZ_DIR/state/fuzz_migrate
-    [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
-    mkdir -p "$corpus" "$crashes"
-    local flags=()
-    # shellcheck disable=SC2206
-    flags=(${FUZZ_FLAGS:-})
-    h3100_log "migration receiver, ${secs}s (log: $FUZZ_DIR/migrate.log)"
-    "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
-        -max_len="$(cat "$FUZZ_DIR/state/mig_max_len")" \
-        -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" "$FUZZ_DIR/state/mig-seeds" >"$FUZZ_DIR/migrate.log" 2>&1 ||
+        "$corpus" "$FUZZ_DIR/state/${pre}seeds" >"$FUZZ_DIR/$name.log" 2>&1 ||
         true
-    fuzz_summary "$FUZZ_DIR/migrate.log" "$crashes"
+    fuzz_summary "$FUZZ_DIR/$name.log" "$crashes"
 }
 
 # executions and crashes, from libFuzzer's final statistics
@@ -142,16 +130,17 @@ fuzz_summary() {
 case ${1:-} in
 build) build_device_fuzzer; build_state_fuzzer ;;
 device) [ $# -eq 3 ] || usage 2; run_device "$2" "$3" ;;
-state) [ $# -eq 2 ] || usage 2; run_state "$2" ;;
-migrate) [ $# -eq 2 ] || usage 2; run_migrate "$2" ;;
+state) [ $# -eq 2 ] || usage 2; run_libfuzzer state "state loader" "$2" ;;
+migrate) [ $# -eq 2 ] || usage 2
+    run_libfuzzer migrate "migration receiver" "$2" ;;
 state-coverage) state_coverage ;;
 all)
     [ $# -eq 2 ] || usage 2
     for c in main main-notiming iothread iothread-notiming; do
         run_device "$c" "$2"
     done
-    run_state "$2"
-    run_migrate "$2" ;;
+    run_libfuzzer state "state loader" "$2"
+    run_libfuzzer migrate "migration receiver" "$2" ;;
 -h|--help) usage ;;
 *) usage 2 ;;
 esac
