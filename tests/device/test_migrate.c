@@ -966,6 +966,64 @@ START_TEST(test_volatile_cache)
 }
 END_TEST
 
+/*
+ * vwc=on writes submitted as the VM stops: each reads what it overwrites
+ * first, and one whose read comes back after the stop is held (not sent)
+ * and travels as such.  On the destination every one completes, holds
+ * its data, and a power cut drops them all (no Flush covered them).
+ */
+START_TEST(test_writes_held_at_stop)
+{
+    Dev *d = dev_open_full(NULL, ",id=h0,vwc=on", "");
+    g_autofree uint8_t *buf = g_malloc(8 * 4096);
+    uint64_t data = nh_alloc(d->h, 8 * 4096, 4096);
+    uint16_t cids[8];
+    NvmeCqe cqe;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_VWC, 1, false, NULL),
+              NVME_SC_SUCCESS, "VWC on");
+    for (unsigned i = 0; i < 8; i++) {
+        write_pattern(d, 1024 + i * 8, 8, i);
+    }
+    ck_status(nh_flush(d->h, d->q, 1), NVME_SC_SUCCESS, "flush");
+    nh_pattern(buf, 8 * 4096, 77);
+    qt_memwrite(d->qt, data, buf, 8 * 4096);
+    for (unsigned i = 0; i < 8; i++) {
+        NvmeSqe sqe;
+
+        nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+        sqe.cdw10 = 1024 + i * 8;
+        sqe.cdw12 = 7;
+        nh_set_prps(d->h, &sqe, data + i * 4096, 4096);
+        cids[i] = nh_sq_put(d->h, d->q, &sqe, false);
+    }
+    nh_sq_ring(d->h, d->q);
+    qt_qmp_ok(d->qt, "{\"execute\": \"stop\"}");
+    migrate_ok(d, NULL, NULL);
+    qt_qmp_ok(d->qt, "{\"execute\": \"cont\"}");
+    for (unsigned i = 0; i < 8; i++) {
+        ck_assert_msg(nh_wait_cid(d->h, d->q, cids[i], &cqe, 2000000000),
+                      "write %u", i);
+        ck_status(nh_status(&cqe), NVME_SC_SUCCESS, "write %u", i);
+    }
+    for (unsigned i = 0; i < 8; i++) {
+        g_autofree uint8_t *got = g_malloc(4096);
+
+        ck_status(nh_read(d->h, d->q, 1024 + i * 8, got, 4096),
+                  NVME_SC_SUCCESS, "read %u", i);
+        ck_assert(!memcmp(got, buf + i * 4096, 4096));
+    }
+    qt_qmp_ok(d->qt, "{\"execute\": \"qom-set\", \"arguments\": "
+              "{\"path\": \"/machine/peripheral/h0\", "
+              "\"property\": \"power-cut\", \"value\": \"drive\"}}");
+    dev_reprobe(d);
+    for (unsigned i = 0; i < 8; i++) {
+        check_pattern(d, 1024 + i * 8, 8, i);
+    }
+    dev_close(d);
+}
+END_TEST
+
 static uint16_t sanitize_status(Dev *d)
 {
     uint8_t log[512];
@@ -1115,6 +1173,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_state_file_refused);
     tcase_add_test(tc, test_damaged_streams);
     tcase_add_test(tc, test_volatile_cache);
+    tcase_add_test(tc, test_writes_held_at_stop);
     tcase_add_test(tc, test_sanitize_in_progress);
     tcase_add_test(tc, test_format_submitted_stopped);
     tcase_add_test(tc, test_refuse_kept_retry);
