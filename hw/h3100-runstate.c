@@ -108,6 +108,7 @@ void h3100_runstate_exit(H3100State *s)
 /* Called instead of sending @req's write while the VM is stopped. */
 void h3100_defer_write(H3100State *s, H3100Req *req)
 {
+    trace_h3100_write_deferred(req->sq->sqid, le16_to_cpu(req->cmd.cid));
     req->deferred = true;
     QTAILQ_INSERT_TAIL(&s->deferred, req, defer_entry);
 }

@@ -168,14 +168,31 @@ static void in_flight_times(bool migrate, const char *devopts,
     dev_close(d);
 }
 
-static void check_same_times(const char *devopts, const char *extra)
+/*
+ * @runs runs each way, the earliest time of each command kept: an
+ * IOThread posts what is due on its own time, and on a loaded host it
+ * has now and then been late to a step (in either run).
+ */
+static void check_same_times(const char *devopts, const char *extra,
+                             unsigned runs)
 {
     int64_t plain[NCMD], moved[NCMD];
 
-    memset(plain, 0xff, sizeof(plain));
-    memset(moved, 0xff, sizeof(moved));
-    in_flight_times(false, devopts, extra, plain);
-    in_flight_times(true, devopts, extra, moved);
+    for (unsigned i = 0; i < NCMD; i++) {
+        plain[i] = moved[i] = INT64_MAX;
+    }
+    for (unsigned r = 0; r < runs; r++) {
+        int64_t a[NCMD], b[NCMD];
+
+        memset(a, 0xff, sizeof(a));
+        memset(b, 0xff, sizeof(b));
+        in_flight_times(false, devopts, extra, a);
+        in_flight_times(true, devopts, extra, b);
+        for (unsigned i = 0; i < NCMD; i++) {
+            plain[i] = MIN(plain[i], a[i]);
+            moved[i] = MIN(moved[i], b[i]);
+        }
+    }
     for (unsigned i = 0; i < NCMD; i++) {
         ck_assert_msg(plain[i] == moved[i], "command %u: %" PRId64 " ns "
                       "without a migration, %" PRId64 " with", i, plain[i],
@@ -185,13 +202,13 @@ static void check_same_times(const char *devopts, const char *extra)
 
 START_TEST(test_in_flight)
 {
-    check_same_times("", "");
+    check_same_times("", "", 1);
 }
 END_TEST
 
 START_TEST(test_in_flight_iothread)
 {
-    check_same_times(",iothread=io0", "-object iothread,id=io0");
+    check_same_times(",iothread=io0", "-object iothread,id=io0", 2);
 }
 END_TEST
 
@@ -974,7 +991,13 @@ END_TEST
  */
 START_TEST(test_writes_held_at_stop)
 {
-    Dev *d = dev_open_full(NULL, ",id=h0,vwc=on", "");
+    /* a throttled backend: the pre-reads are out when the VM stops */
+    g_autofree char *img = qt_backing_file("held.img", DEV_NS_BYTES, "raw");
+    g_autofree char *drive = g_strdup_printf(
+        "driver=throttle,throttle-group=tg0,file.driver=raw,"
+        "file.file.driver=file,file.file.filename=%s", img);
+    Dev *d = dev_open_drive(drive, ",id=h0,vwc=on",
+                            "-object throttle-group,id=tg0,x-iops-total=20");
     g_autofree uint8_t *buf = g_malloc(8 * 4096);
     uint64_t data = nh_alloc(d->h, 8 * 4096, 4096);
     uint16_t cids[8];
@@ -998,11 +1021,12 @@ START_TEST(test_writes_held_at_stop)
         cids[i] = nh_sq_put(d->h, d->q, &sqe, false);
     }
     nh_sq_ring(d->h, d->q);
+    qt_clock_step(d->qt, 1000);
     qt_qmp_ok(d->qt, "{\"execute\": \"stop\"}");
     migrate_ok(d, NULL, NULL);
     qt_qmp_ok(d->qt, "{\"execute\": \"cont\"}");
     for (unsigned i = 0; i < 8; i++) {
-        ck_assert_msg(nh_wait_cid(d->h, d->q, cids[i], &cqe, 2000000000),
+        ck_assert_msg(nh_wait_cid(d->h, d->q, cids[i], &cqe, 20000000000LL),
                       "write %u", i);
         ck_status(nh_status(&cqe), NVME_SC_SUCCESS, "write %u", i);
     }
