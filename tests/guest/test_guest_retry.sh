@@ -9,7 +9,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
 # The stand-in: boot N of case CASE (FAKE_DIR/case) writes the console
-# (first -serial file) and the script's port (second), then ends or waits
+# (first file chardev) and the script's port (second), then ends or waits
 # for SIGTERM.  stall: an RCU stall report, then waits.  hang: nothing.
 # late: the script begins, then an RCU stall report; it never ends.
 cat >"$tmp/qemu" <<'EOF'
@@ -17,7 +17,11 @@ cat >"$tmp/qemu" <<'EOF'
 serials=() pidfile=''
 while [ $# -gt 0 ]; do
     case $1 in
-    -serial) serials+=("${2#file:}"); shift ;;
+    -chardev)
+        case $2 in
+        file,*) path=${2#*path=}; serials+=("${path%%,*}") ;;
+        esac
+        shift ;;
     -pidfile) pidfile=$2; shift ;;
     esac
     shift
