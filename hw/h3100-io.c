@@ -473,6 +473,41 @@ static uint16_t h3100_dsm(H3100State *s, H3100Req *req)
     return NVME_NO_COMPLETE;
 }
 
+/*
+ * A Write, Write Zeroes or Deallocate a migration brought, about to go on
+ * with its work (h3100-vmstate.c): its LBAs fit its namespace (req->ns,
+ * set) and give the extent it carries; a Write is within MDTS; while
+ * @ranges drive it, a Deallocate has them all, each in the namespace.
+ */
+bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges)
+{
+    NvmeDsmCmd *dsm = (NvmeDsmCmd *)&req->cmd;
+    uint64_t offset = req->offset, bytes = req->bytes;
+    bool fua = req->fua, ok;
+
+    switch (req->cmd.opcode) {
+    case NVME_CMD_WRITE:
+    case NVME_CMD_WRITE_ZEROES:
+        ok = !h3100_rw_prep(s, req) && req->offset == offset &&
+             req->bytes == bytes &&
+             (req->cmd.opcode != NVME_CMD_WRITE ||
+              bytes <= ((uint64_t)s->page_size << s->mdts));
+        break;
+    case NVME_CMD_DSM:
+        ok = req->nranges == (le32_to_cpu(dsm->nr) & 0xff) + 1 &&
+             (!ranges || (req->buf && req->range_idx < req->nranges &&
+                          !h3100_dsm_ranges(s, req)));
+        break;
+    default:
+        return false;
+    }
+    /* as the source had them: the checks above derive them anew */
+    req->offset = offset;
+    req->bytes = bytes;
+    req->fua = fua;
+    return ok;
+}
+
 static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_prep(s, req);

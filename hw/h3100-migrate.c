@@ -301,7 +301,8 @@ void h3100_mig_forget(H3100State *s)
      * A fresh destination has nothing running: no reset, which would run
      * nested event loops in the incoming migration's coroutine.
      */
-    if (!s->sq[0] && !s->cq[0] && QTAILQ_EMPTY(&s->unmap_list) &&
+    if (!s->mig_ctrl_touched && !s->sq[0] && !s->cq[0] &&
+        QTAILQ_EMPTY(&s->unmap_list) &&
         !h3100_ns_any_busy(s) && !s->san.active && !s->fw.image &&
         QTAILQ_EMPTY(&s->vcache) && !s->uncor->len &&
         !NVME_CC_EN(ldl_le_p(&s->bar.cc))) {
@@ -319,6 +320,7 @@ void h3100_mig_forget(H3100State *s)
     h3100_timer_del(s->dst.timer);
     h3100_timer_del(s->san.timer);
     g_array_set_size(s->uncor, 0);
+    s->mig_ctrl_touched = false;
 }
 
 static bool h3100_mig_refuse(H3100State *s, const char *fmt, ...)
@@ -343,6 +345,10 @@ static bool h3100_mig_load_identity(QEMUFile *f, H3100State *s)
     g_autofree char *diff = NULL;
     g_autoptr(GError) gerr = NULL;
 
+    /* once, first: a later one would reset a drive half loaded */
+    if (s->mig_load != H3100_MIG_LOAD_IDENTITY) {
+        return h3100_mig_refuse(s, "a drive identity out of place");
+    }
     if (len > H3100_MIG_IDENTITY_MAX) {
         return h3100_mig_refuse(s, "a drive identity of %u bytes", len);
     }
@@ -368,6 +374,7 @@ static bool h3100_mig_load_identity(QEMUFile *f, H3100State *s)
     if (!s->mig_rx) {
         return h3100_mig_refuse(s, "%s", gerr->message);
     }
+    s->mig_load = H3100_MIG_LOAD_MODEL;
     return true;
 }
 
@@ -380,7 +387,7 @@ static bool h3100_mig_load_page(QEMUFile *f, H3100State *s)
     it->kind = qemu_get_byte(f);
     it->index = qemu_get_be64(f);
     fill = qemu_get_byte(f);
-    if (!s->mig_rx || fill > 1) {
+    if (s->mig_load != H3100_MIG_LOAD_MODEL || fill > 1) {
         return h3100_mig_refuse(s, "a map page out of place");
     }
     it->fill = fill;
@@ -401,7 +408,7 @@ static bool h3100_mig_load_core(QEMUFile *f, H3100State *s)
     g_autoptr(GError) gerr = NULL;
     H3100Model *m;
 
-    if (!s->mig_rx || len > H3100_MIG_CORE_MAX) {
+    if (s->mig_load != H3100_MIG_LOAD_MODEL || len > H3100_MIG_CORE_MAX) {
         return h3100_mig_refuse(s, "a model core out of place");
     }
     core = g_try_malloc(len);
@@ -419,6 +426,7 @@ static bool h3100_mig_load_core(QEMUFile *f, H3100State *s)
     h3100_model_set_timing(s->model, s->timing);
     qemu_mutex_unlock(&s->model_lock);
     h3100_telemetry_init_model(s);
+    s->mig_load = H3100_MIG_LOAD_CONTROLLER;
     trace_h3100_mig_loaded_model(len);
     return true;
 }
@@ -455,11 +463,20 @@ static int h3100_mig_load_state(QEMUFile *f, void *opaque, int version_id)
     }
 }
 
+static int h3100_mig_load_setup(QEMUFile *f, void *opaque, Error **errp)
+{
+    H3100State *s = opaque;
+
+    s->mig_load = H3100_MIG_LOAD_IDENTITY;
+    return 0;
+}
+
 static int h3100_mig_load_cleanup(void *opaque)
 {
     H3100State *s = opaque;
 
     g_clear_pointer(&s->mig_rx, h3100_mig_recv_free);
+    s->mig_load = H3100_MIG_LOAD_IDLE;
     return 0;
 }
 
@@ -471,6 +488,7 @@ static const SaveVMHandlers h3100_mig_handlers = {
     .save_cleanup = h3100_mig_save_cleanup,
     .state_pending_estimate = h3100_mig_pending_bytes,
     .state_pending_exact = h3100_mig_pending_bytes,
+    .load_setup = h3100_mig_load_setup,
     .load_state = h3100_mig_load_state,
     .load_cleanup = h3100_mig_load_cleanup,
 };

@@ -138,7 +138,14 @@ uint64_t h3100_now(H3100State *s)
 
 int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns)
 {
-    return s->time_base + (int64_t)model_ns;
+    int64_t at;
+
+    /* a time past the clock's range never comes (saturate, not wrap) */
+    if (model_ns > INT64_MAX ||
+        __builtin_add_overflow(s->time_base, (int64_t)model_ns, &at)) {
+        return INT64_MAX;
+    }
+    return at;
 }
 
 H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,

@@ -23,11 +23,11 @@ typedef struct H3100MmioWrite {
     unsigned size;
 } H3100MmioWrite;
 
-void h3100_regs_init(H3100State *s)
+/* CAP: the same for every H3100 (a migrated controller's must be it) */
+uint64_t h3100_regs_cap(void)
 {
     uint64_t cap = 0;
 
-    memset(&s->bar, 0, sizeof(s->bar));
     NVME_CAP_SET_MQES(cap, H3100_MQES);
     NVME_CAP_SET_CQR(cap, 1);
     NVME_CAP_SET_TO(cap, H3100_CAP_TO);
@@ -36,7 +36,13 @@ void h3100_regs_init(H3100State *s)
     NVME_CAP_SET_CSS(cap, NVME_CAP_CSS_NCSS);
     NVME_CAP_SET_MPSMIN(cap, 0);
     NVME_CAP_SET_MPSMAX(cap, 4);
-    stq_le_p(&s->bar.cap, cap);
+    return cap;
+}
+
+void h3100_regs_init(H3100State *s)
+{
+    memset(&s->bar, 0, sizeof(s->bar));
+    stq_le_p(&s->bar.cap, h3100_regs_cap());
     stl_le_p(&s->bar.vs, H3100_NVME_VERSION);
 }
 

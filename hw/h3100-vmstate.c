@@ -58,6 +58,7 @@
 #include "migration/qemu-file-types.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
+#include "h3100/migrate.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -633,7 +634,8 @@ typedef struct RtLoad {
     GPtrArray *journal;               /* H3100VEntry, in order */
     GHashTable *phase;                /* H3100Req -> its H3100MigPhase */
     unsigned unmapped;                /* commands in H3100_MIG_UNMAP ... */
-    unsigned unmaps_of_reqs;          /* ... and the unmaps naming them */
+    GHashTable *unmap_of;             /* ... and those an unmap names */
+    bool job_unmap[H3100_NS_MAX];     /* the job an unmap drives */
     char *err;
 } RtLoad;
 
@@ -679,9 +681,10 @@ static bool rt_load_tables(RtLoad *rl)
     return true;
 }
 
+/* A timer's deadline: none (-1) or a time a stream may hold. */
 static bool rt_timer_ok(int64_t ns)
 {
-    return ns >= -1;
+    return ns == -1 || (ns >= 0 && ns <= H3100_MIG_TIME_MAX);
 }
 
 /* A snapshot page: none, or exactly the size this drive's are. */
@@ -771,6 +774,9 @@ static bool rt_load_cqs(RtLoad *rl)
     if (!rd_count(&rl->r, &n, s->max_ioqpairs + 1, 24)) {
         return rt_fail(rl, "bad CQ count");
     }
+    if (n && !NVME_CSTS_RDY(ldl_le_p(&s->bar.csts))) {
+        return rt_fail(rl, "queues on a controller not ready");
+    }
     for (uint32_t i = 0; i < n; i++) {
         uint16_t qid = rd_u16(&rl->r), vector = rd_u16(&rl->r);
         uint8_t ien = rd_u8(&rl->r), phase = rd_u8(&rl->r);
@@ -821,6 +827,10 @@ static bool rt_load_sqs(RtLoad *rl)
         sq->head = head;
         sq->tail = tail;
         sq->deleting = deleting;
+    }
+    /* a ready controller has its admin queues: enabling again needs none */
+    if (NVME_CSTS_RDY(ldl_le_p(&s->bar.csts)) && (!s->sq[0] || !s->cq[0])) {
+        return rt_fail(rl, "a ready controller without its admin queues");
     }
     return true;
 }
@@ -974,10 +984,41 @@ static bool rt_req_fits(RtLoad *rl, H3100Req *req, uint8_t phase,
     case H3100_MIG_DEFERRED:
         return !admin && opc == NVME_CMD_WRITE;
     case H3100_MIG_DURABLE:
-        return true;
+        return admin ? opc == NVME_ADM_CMD_FORMAT_NVM :
+                       opc == NVME_CMD_WRITE || opc == NVME_CMD_WRITE_ZEROES ||
+                       opc == NVME_CMD_DSM;
     default:
         return false;
     }
+}
+
+/*
+ * Block I/O of its own is what keeps a command in flight (on s->inflight):
+ * an unmap, a write held back, a write waiting to be durable.  An I/O
+ * command there always is; Format only once it waited for the others.
+ */
+static bool rt_in_flight_fits(H3100Req *req, uint8_t phase, bool in_flight)
+{
+    bool has_io = phase == H3100_MIG_UNMAP || phase == H3100_MIG_DEFERRED ||
+                  phase == H3100_MIG_DURABLE;
+
+    return req->sq->sqid ? in_flight == has_io : !in_flight || has_io;
+}
+
+/*
+ * An I/O command that goes on with its work on the destination: it has
+ * its namespace, and its LBAs are what its command says there.
+ */
+static bool rt_io_fits(RtLoad *rl, H3100Req *req, uint8_t phase)
+{
+    bool works = phase == H3100_MIG_UNMAP || phase == H3100_MIG_DEFERRED ||
+                 phase == H3100_MIG_DURABLE;
+
+    if (!req->sq->sqid || !works) {
+        return true;
+    }
+    return req->ns && req->ns - rl->s->ns == le32_to_cpu(req->cmd.nsid) &&
+           h3100_io_restored_ok(rl->s, req, phase == H3100_MIG_UNMAP);
 }
 
 /* Put @req where its phase keeps it. */
@@ -1035,6 +1076,7 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
 
     if (!req || rt_phase_of(rl, req) || !phase ||
         phase >= H3100_MIG_PHASES || in_flight > 1 || fua > 1 ||
+        !rt_in_flight_fits(req, phase, in_flight) ||
         nsid > H3100_NS_MAX ||
         (nsid && s->ns[nsid].state == H3100_NS_FREE)) {
         return rt_fail(rl, "bad command %u", i);
@@ -1069,12 +1111,17 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
         req->offset || req->seq >= s->fetch_seq ||
         req->nranges > 256 || req->range_idx > req->nranges ||
         (len && len != req->nranges * sizeof(NvmeDsmRange)) ||
+        req->done_ns > H3100_MIG_TIME_MAX ||
+        req->start_ns > H3100_MIG_TIME_MAX ||
         vc < -1 || vc >= (int32_t)rl->journal->len ||
         !rt_req_fits(rl, req, phase, arg)) {
         return rt_fail(rl, "bad command %u (phase %u)", i, phase);
     }
     if (len) {
         req->buf = g_memdup2(buf, len);
+    }
+    if (!rt_io_fits(rl, req, phase)) {
+        return rt_fail(rl, "command %u does not fit its namespace", i);
     }
     if (vc >= 0) {
         H3100VEntry *e = g_ptr_array_index(rl->journal, vc);
@@ -1138,14 +1185,17 @@ static bool rt_unmap_owner(RtLoad *rl, uint8_t owner, H3100Req *req,
     case H3100_MIG_OWNER_DSM:
     case H3100_MIG_OWNER_FORMAT:
         *opaque = req;
-        rl->unmaps_of_reqs++;
-        return rt_unmap_req_ok(rl, owner, req);
+        /* each callback once: a second would complete the command twice */
+        return rt_unmap_req_ok(rl, owner, req) &&
+               g_hash_table_add(rl->unmap_of, req) &&
+               (owner != H3100_MIG_OWNER_FORMAT || rl->s->format_busy);
     case H3100_MIG_OWNER_NS_JOB:
-        if (job >= rl->njobs) {
+        if (job >= rl->njobs || rl->job_unmap[job]) {
             return false;
         }
         h3100_ns_job_get(rl->jobs[job], &info);
         *opaque = rl->jobs[job];
+        rl->job_unmap[job] = true;
         return req == (info.delete ? NULL : info.req);
     case H3100_MIG_OWNER_SANITIZE:
         *opaque = rl->s;
@@ -1178,6 +1228,8 @@ static bool rt_load_unmaps(RtLoad *rl)
         if (!ref || rl->r.bad || finished > 1 || ret > 0 ||
             offset > end || end > s->nvm_bytes ||
             (flags & ~BDRV_REQ_FUA) ||
+            (owner == H3100_MIG_OWNER_SANITIZE && sanitizing) ||
+            (owner == H3100_MIG_OWNER_FORMAT && formatting) ||
             !rt_unmap_owner(rl, owner, req, job, &cb, &opaque)) {
             return rt_fail(rl, "bad unmap %u", i);
         }
@@ -1186,7 +1238,7 @@ static bool rt_load_unmaps(RtLoad *rl)
         sanitizing |= owner == H3100_MIG_OWNER_SANITIZE;
         formatting |= owner == H3100_MIG_OWNER_FORMAT;
     }
-    if (rl->unmapped != rl->unmaps_of_reqs) {
+    if (rl->unmapped != g_hash_table_size(rl->unmap_of)) {
         return rt_fail(rl, "a command waits for an unmap that is not there");
     }
     if (s->san.zeroing != (s->san.active && sanitizing)) {
@@ -1231,11 +1283,42 @@ static bool rt_load(RtLoad *rl)
         if (info.req && rt_phase_of(rl, info.req) != H3100_MIG_NS_JOB) {
             return rt_fail(rl, "namespace job %u has no command", i);
         }
+        /* a job goes on by its poll or by its unmap, never both */
+        if ((info.timer_ns >= 0) == rl->job_unmap[i]) {
+            return rt_fail(rl, "namespace job %u has %s", i,
+                           rl->job_unmap[i] ? "two next steps" :
+                                              "no next step");
+        }
+    }
+    /* what waits for the I/O in flight has some to wait for */
+    if ((rl->s->format_wait || rl->s->san.wait_io) && !rl->s->io_inflight) {
+        return rt_fail(rl, "a wait for I/O none is in flight ends");
     }
     return true;
 }
 
 /* ---- the fields --------------------------------------------------------- */
+
+/* A span of model time: from @start to @end, both a stream may hold. */
+static bool rt_span_ok(int64_t start, int64_t end)
+{
+    return start >= 0 && start <= end && end <= H3100_MIG_TIME_MAX;
+}
+
+/*
+ * Every time the controller computes a deadline from: no sum of two of
+ * them wraps (h3100_virt_ns), no progress divides by a negative span.
+ */
+static bool rt_times_ok(H3100State *s)
+{
+    int64_t max = H3100_MIG_TIME_MAX;
+
+    return s->time_base >= -max && s->time_base <= max &&
+           s->model_last <= H3100_MIG_TIME_MAX &&
+           (!s->dst.current || rt_span_ok(s->dst.start_ns, s->dst.end_ns)) &&
+           (!s->san.active || rt_span_ok(s->san.start_ns, s->san.end_ns)) &&
+           (s->san.active || (!s->san.zeroing && !s->san.wait_io));
+}
 
 static bool h3100_vmstate_fields_ok(H3100State *s, const char **why)
 {
@@ -1243,9 +1326,14 @@ static bool h3100_vmstate_fields_ok(H3100State *s, const char **why)
     uint32_t csts = ldl_le_p(&s->bar.csts);
 
     *why = NULL;
-    if (NVME_CSTS_RDY(csts) && (!NVME_CC_EN(cc) ||
-                                NVME_CC_MPS(cc) > 4)) {
+    if (ldq_le_p(&s->bar.cap) != h3100_regs_cap() ||
+        ldl_le_p(&s->bar.vs) != H3100_NVME_VERSION) {
+        *why = "capabilities of another controller";
+    } else if (NVME_CSTS_RDY(csts) && (!NVME_CC_EN(cc) ||
+                                       NVME_CC_MPS(cc) > 4)) {
         *why = "ready without a valid CC";
+    } else if (!rt_times_ok(s)) {
+        *why = "times out of range";
     } else if (s->aer_queued > H3100_AER_QUEUE_MAX ||
                s->outstanding_aers > H3100_AERL + 1) {
         *why = "bad event queue";
@@ -1285,7 +1373,13 @@ static int h3100_pre_load(void *opaque)
 {
     H3100State *s = opaque;
 
+    if (s->mig_load != H3100_MIG_LOAD_CONTROLLER) {
+        error_report("%s: migration: the controller's state comes without "
+                     "the drive model before it", TYPE_DAPUSTOR_H3100);
+        return -EINVAL;
+    }
     h3100_mig_forget(s);
+    s->mig_ctrl_touched = true;       /* a failed load must undo all */
     s->quiesced = true;               /* the VM runs only when loaded */
     return 0;
 }
@@ -1308,10 +1402,12 @@ static int h3100_post_load(void *opaque, int version_id)
     RtLoad rl = {
         .s = s, .journal = g_ptr_array_new(),
         .phase = g_hash_table_new(NULL, NULL),
+        .unmap_of = g_hash_table_new(NULL, NULL),
     };
     gsize len = 0;
     const char *why;
 
+    s->mig_load = H3100_MIG_LOAD_IDLE;    /* another load starts afresh */
     h3100_post_load_regs(s);
     if (s->mig_runtime) {
         rl.r.p = g_bytes_get_data(s->mig_runtime, &len);
@@ -1324,6 +1420,7 @@ static int h3100_post_load(void *opaque, int version_id)
     }
     g_ptr_array_free(rl.journal, true);
     g_hash_table_destroy(rl.phase);
+    g_hash_table_destroy(rl.unmap_of);
     g_clear_pointer(&s->mig_runtime, g_bytes_unref);
     if (rl.err) {
         error_report("%s: migration: the controller's state is corrupt: %s",

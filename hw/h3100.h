@@ -102,6 +102,18 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
     qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
                   ## __VA_ARGS__)
 
+/*
+ * A load's records, in the only order a stream may hold them
+ * (h3100-migrate.c): the model's identity, its pages, its core, then
+ * the controller's vmstate.
+ */
+typedef enum H3100MigLoad {
+    H3100_MIG_LOAD_IDLE,              /* no load under way */
+    H3100_MIG_LOAD_IDENTITY,          /* load_setup: the identity next */
+    H3100_MIG_LOAD_MODEL,             /* pages, then the core */
+    H3100_MIG_LOAD_CONTROLLER,        /* the model is whole */
+} H3100MigLoad;
+
 typedef struct H3100State H3100State;
 typedef struct H3100Timer H3100Timer;
 typedef struct H3100SQueue H3100SQueue;
@@ -444,6 +456,8 @@ struct H3100State {
 
     /* migration (h3100-migrate.c, h3100-vmstate.c) */
     struct H3100MigRecv *mig_rx;      /* the model being received */
+    H3100MigLoad mig_load;            /* how far a load has come */
+    bool mig_ctrl_touched;            /* a load wrote the controller */
     GBytes *mig_runtime;              /* the controller's, being loaded */
     NotifierWithReturn mig_notifier;
     uint64_t mig_pages_sent;          /* bytes of map sent, this migration */
@@ -571,6 +585,7 @@ void h3100_ctrl_reset(H3100State *s);
 /* h3100-regs.c */
 extern const MemoryRegionOps h3100_mmio_ops;
 void h3100_regs_init(H3100State *s);
+uint64_t h3100_regs_cap(void);
 
 /* h3100-queue.c */
 void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
@@ -835,6 +850,7 @@ uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
 bool h3100_req_cancelled(H3100Req *req);
 void h3100_rw_cb(void *opaque, int ret);
 void h3100_dsm_cb(void *opaque, int ret);
+bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges);
 void h3100_compare_cb(void *opaque, int ret);
 void h3100_write_send(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);

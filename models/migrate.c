@@ -189,6 +189,7 @@ static bool get_calendar(Stream *s, Calendar *c, GString *why)
     /* disjoint and sorted: the gap search relies on it */
     for (uint32_t i = 0; i < len; i++) {
         if (c->span[i].start > c->span[i].end ||
+            c->span[i].end > H3100_MIG_TIME_MAX ||
             (i && c->span[i - 1].end > c->span[i].start)) {
             return state_refuse(why, "calendar spans out of order");
         }
@@ -212,9 +213,43 @@ static bool get_die_queue(Stream *s, DieQueue *q, GString *why)
     q->cap = cap;
     q->head = 0;
     q->len = len;
-    /* any order is safe: retiring stops at the first op not yet done */
-    return stream_get(s, q->op, sizeof(DieOp) * len) ||
-           state_refuse(why, "truncated die queue");
+    if (!stream_get(s, q->op, sizeof(DieOp) * len)) {
+        return state_refuse(why, "truncated die queue");
+    }
+    /*
+     * In time order, one after the other, as the die runs them: retiring
+     * stops at the first op not yet done, so a write buffer waiting for a
+     * later op would wait for ever.
+     */
+    for (uint32_t i = 0; i < len; i++) {
+        if (q->op[i].start > q->op[i].end ||
+            (i && q->op[i - 1].end > q->op[i].start)) {
+            return state_refuse(why, "die queue out of order");
+        }
+    }
+    if (q->last_end > H3100_MIG_TIME_MAX ||
+        (len && q->op[len - 1].end != q->last_end)) {
+        return state_refuse(why, "bad die queue end");
+    }
+    return true;
+}
+
+/* Times the NAND state holds: in range, the next retire not past one. */
+static bool nand_times_ok(const Nand *n)
+{
+    for (uint32_t i = 0; i < n->dies * n->planes; i++) {
+        if (n->read_free[i] > H3100_MIG_TIME_MAX) {
+            return false;
+        }
+    }
+    for (uint32_t d = 0; d < n->dies; d++) {
+        const DieQueue *q = &n->q[d];
+
+        if (q->len && n->next_retire > q->op[q->head].end) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static bool get_nand(Stream *s, Nand *n, GString *why)
@@ -243,7 +278,7 @@ static bool get_nand(Stream *s, Nand *n, GString *why)
             return false;
         }
     }
-    return true;
+    return nand_times_ok(n) || state_refuse(why, "bad NAND times");
 }
 
 static bool get_link_cores(H3100Model *m, Stream *s, GString *why)
@@ -276,6 +311,7 @@ static bool get_buffers(H3100Model *m, Stream *s, GString *why)
     stream_get(s, m->ra.s, sizeof(RaStream) * m->ra.nstreams);
     if (s->failed || m->wbuf.held > m->wbuf.cap ||
         m->wbuf.pending > m->wbuf.cap - m->wbuf.held ||
+        m->wbuf.last_admit > H3100_MIG_TIME_MAX ||
         m->ra.live_chunks > RA_CHUNKS * m->ra.nstreams) {
         return state_refuse(why, "bad write buffer or read-ahead state");
     }
@@ -299,10 +335,33 @@ static bool get_thermal(Thermal *th, Stream *s, GString *why)
     GET(s, th->tmt2_k);
     GET(s, th->level);
     if (s->failed || !isfinite(th->temp_k) || th->temp_k < 0 ||
+        th->last > H3100_MIG_TIME_MAX || th->next > H3100_MIG_TIME_MAX ||
         th->temp_k > CORE_TEMP_MAX_K || !isfinite(th->power_mw) ||
         th->power_mw < 0 || th->level > 2 ||
         th->tmt1_k > CORE_TEMP_MAX_K || th->tmt2_k > CORE_TEMP_MAX_K) {
         return state_refuse(why, "bad thermal state");
+    }
+    return true;
+}
+
+/* The clock and what finishes when: no deadline from them wraps. */
+static bool model_times_ok(const H3100Model *m)
+{
+    uint64_t max = H3100_MIG_TIME_MAX;
+
+    if (m->now > max || m->arrival > max || m->last_now > max ||
+        m->gc_unit_ready > max) {
+        return false;
+    }
+    for (uint32_t i = 0; i < m->ftl.nsb; i++) {
+        if (m->sb_erased_at[i] > max) {
+            return false;
+        }
+    }
+    for (uint32_t i = 0; i < UNIT_TABLE; i++) {
+        if (m->units[i].done > max) {
+            return false;
+        }
     }
     return true;
 }
@@ -321,7 +380,8 @@ static bool get_timing(H3100Model *m, Stream *s, GString *why)
     GET(s, m->power_keep_pct);
     stream_get(s, m->sb_erased_at, sizeof(uint64_t) * m->ftl.nsb);
     stream_get(s, m->units, sizeof(UnitDone) * UNIT_TABLE);
-    if (s->failed || timing > 1 || m->power_keep_pct > 100) {
+    if (s->failed || timing > 1 || m->power_keep_pct > 100 ||
+        !model_times_ok(m)) {
         return state_refuse(why, "bad model clock");
     }
     m->timing = timing;

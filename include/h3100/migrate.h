@@ -62,6 +62,12 @@ bool h3100_mig_next(H3100Model *m, H3100MigItem *it);
  * format version is H3100_MIG_CORE_VERSION, little-endian and checksummed.
  */
 #define H3100_MIG_CORE_VERSION 1u
+/*
+ * The latest time, in ns, a migrated model or controller may hold (146
+ * years): a sum of two stays below 2^63, so no deadline computed from
+ * them wraps, and a later one is refused.
+ */
+#define H3100_MIG_TIME_MAX (UINT64_C(1) << 62)
 GByteArray *h3100_mig_core_save(H3100Model *m);
 /* Bytes the core of @m takes (for the pending estimate). */
 uint64_t h3100_mig_core_bytes(const H3100Model *m);

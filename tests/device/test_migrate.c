@@ -24,6 +24,21 @@ static uint32_t ldl_be(const void *p)
     return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
 }
 
+/* @v into the @n bytes at @p, most (be) or least (le) significant first */
+static void put_be(void *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        ((uint8_t *)p)[i] = v >> (8 * (n - 1 - i));
+    }
+}
+
+static void put_le(void *p, uint64_t v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        ((uint8_t *)p)[i] = v >> (8 * i);
+    }
+}
+
 #define NCMD        24
 #define LBA_BLOCKS  8                  /* 4 KiB per command */
 
@@ -574,22 +589,30 @@ END_TEST
  * waits at its next step (or has finished, its report held back) and
  * goes on from there on the destination.
  */
-START_TEST(test_sanitize_zeroing)
+/* A qcow2 image of the namespace's size, every cluster written (g_free). */
+static char *filled_qcow2(void)
 {
     g_autofree char *raw = g_strdup_printf("%s/fill.raw", qt_tmpdir());
-    g_autofree char *img = g_strdup_printf("%s/filled.qcow2", qt_tmpdir());
+    char *img = g_strdup_printf("%s/filled.qcow2", qt_tmpdir());
     g_autofree char *bin = g_path_get_dirname(getenv("QTEST_QEMU_BINARY"));
     g_autofree char *qimg = g_build_filename(bin, "qemu-img", NULL);
     g_autofree char *cmd = g_strdup_printf(
         "sh -c 'head -c %llu /dev/urandom >%s && %s convert -q -O "
         "qcow2 -o cluster_size=4096 %s %s'", (unsigned long long)DEV_NS_BYTES,
         raw, qimg, raw, img);
+
+    ck_assert(system(cmd) == 0);
+    unlink(raw);
+    return img;
+}
+
+START_TEST(test_sanitize_zeroing)
+{
+    g_autofree char *img = filled_qcow2();
     g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
     uint8_t r[4096];
     Dev *d;
 
-    ck_assert(system(cmd) == 0);
-    unlink(raw);
     d = dev_open_drive_params(drive, DEV_PARAMS, "");
     ck_status(admin(d, NVME_ADM_SANITIZE, 0, 2, 0), NVME_SC_SUCCESS,
               "sanitize");
@@ -869,8 +892,8 @@ static void save_to_file(Dev *d, const char *path)
 static int restore_outcome(Dev *d, const char *path, char **err)
 {
     QTest *qt = qt_start("-drive %s,if=none,id=d0 -device "
-                         "'dapustor-h3100,drive=d0%s' -incoming file:%s",
-                         d->drive_opt, d->dev_opts, path);
+                         "'dapustor-h3100,drive=d0%s' %s -incoming file:%s",
+                         d->drive_opt, d->dev_opts, d->extra_args, path);
 
     for (int64_t t = qt_wall_ms() + 4000; qt_wall_ms() < t;) {
         if (!qt_alive(qt)) {
@@ -942,6 +965,179 @@ START_TEST(test_damaged_streams)
     }
     ck_assert_uint_gt(refused, 8);
     g_rand_free(rand);
+    dev_close(d);
+}
+END_TEST
+
+/* A saved stream, and where its parts are. */
+typedef struct Saved {
+    char *buf;
+    gsize len;
+    gsize core_end;                   /* after the model's core */
+    gsize ctrl;                       /* the controller's section's fields */
+    gsize bar;                        /* its registers (CAP first) */
+    gsize sn;                         /* its serial number field */
+    gsize rt, rt_end;                 /* the runtime record */
+} Saved;
+
+/* The controller's serial number, as the device keeps it (no padding). */
+static char *serial_of(Dev *d)
+{
+    uint8_t id[4096];
+
+    ck_status(nh_identify(d->h, 1, 0, id), NVME_SC_SUCCESS, "CNS 1");
+    return g_strchomp(g_strndup((char *)id + 4, 20));
+}
+
+static Saved saved_stream(Dev *d, const char *name)
+{
+    g_autofree char *path = g_strdup_printf("%s/%s", qt_tmpdir(), name);
+    g_autofree char *sn = serial_of(d);
+    uint8_t cap[8];
+    Saved v = { 0 };
+    gsize core;
+    const char *at;
+
+    put_le(cap, nh_rd64(d->h, 0), 8);
+    save_to_file(d, path);
+    ck_assert(g_file_get_contents(path, &v.buf, &v.len, NULL));
+    record_range(v.buf, v.len, "H3MC", &core, &v.core_end);
+    record_range(v.buf, v.len, "H3RT", &v.rt, &v.rt_end);
+    at = memmem(v.buf + v.core_end, v.len - v.core_end, "/dapustor-h3100",
+                15);
+    ck_assert(at);
+    v.ctrl = at - v.buf + 15;
+    at = memmem(v.buf + v.ctrl, v.rt - v.ctrl, cap, sizeof(cap));
+    ck_assert_msg(at, "no CAP in the controller's state");
+    v.bar = at - v.buf;
+    at = memmem(v.buf + v.bar, v.rt - v.bar, sn, strlen(sn) + 1);
+    ck_assert_msg(at, "no serial %s in the controller's state", sn);
+    v.sn = at - v.buf;
+    return v;
+}
+
+/*
+ * Before the serial: the features (50 bytes), fetch_seq, model_last and
+ * time_base (h3100_vmstate's field order).
+ */
+#define SAVED_TIME_BASE(v)  ((v)->sn - 50 - 24)
+#define SAVED_MODEL_LAST(v) ((v)->sn - 50 - 16)
+
+/* @v with @n bytes at @at replaced by @with's @wn (g_free the result). */
+static char *spliced(const Saved *v, gsize at, gsize n, const void *with,
+                     gsize wn, gsize *len)
+{
+    char *out = g_malloc(v->len - n + wn);
+
+    memcpy(out, v->buf, at);
+    memcpy(out + at, with, wn);
+    memcpy(out + at + wn, v->buf + at + n, v->len - at - n);
+    *len = v->len - n + wn;
+    return out;
+}
+
+/* Restoring @bad (@len bytes) is refused, with @why in the one line. */
+static void assert_forgery_refused(Dev *d, const char *bad, gsize len,
+                                   const char *why)
+{
+    static unsigned n;
+    g_autofree char *p = g_strdup_printf("%s/forged-%u.state", qt_tmpdir(),
+                                         n++);
+    g_autofree char *err = NULL;
+    int code;
+
+    ck_assert(g_file_set_contents(p, bad, len, NULL));
+    code = restore_outcome(d, p, &err);
+    ck_assert_msg(code > 0, "'%s' forgery: exit %d (accepted or killed): %s",
+                  why, code, err);
+    ck_assert_msg(strstr(err, why), "'%s' not in: %s", why, err);
+    unlink(p);
+}
+
+/*
+ * Forged streams, each valid but for one thing a review found the
+ * receiver took: a clock at the end of time (the due timer spun), a
+ * controller not ready with queues, another controller's CAP, the
+ * drive's identity after its core (a reset of the drive half loaded).
+ */
+START_TEST(test_forged_streams)
+{
+    Dev *d = dev_open();
+    Saved v;
+    uint8_t be[8];
+    g_autofree char *bad = NULL;
+    gsize len, id;
+    const char *model;
+    uint32_t id_len;
+
+    write_pattern(d, 0, 16, 3);
+    v = saved_stream(d, "good.state");
+
+    put_be(be, INT64_MAX, 8);
+    bad = spliced(&v, SAVED_TIME_BASE(&v), 8, be, 8, &len);
+    assert_forgery_refused(d, bad, len, "times out of range");
+    g_free(bad);
+    put_be(be, UINT64_MAX, 8);
+    bad = spliced(&v, SAVED_MODEL_LAST(&v), 8, be, 8, &len);
+    assert_forgery_refused(d, bad, len, "times out of range");
+    g_free(bad);
+
+    put_le(be, le32_at(v.buf, v.bar + 0x1c) & ~1u, 4);   /* CSTS.RDY */
+    bad = spliced(&v, v.bar + 0x1c, 4, be, 4, &len);
+    assert_forgery_refused(d, bad, len, "queues on a controller not ready");
+    g_free(bad);
+    put_le(be, le64_at(v.buf, v.bar) | (0xfull << 52), 8);  /* MPSMAX */
+    bad = spliced(&v, v.bar, 8, be, 8, &len);
+    assert_forgery_refused(d, bad, len, "capabilities of another controller");
+    g_free(bad);
+
+    /* the identity record: the model section's first, after its header */
+    model = memmem(v.buf, v.len, "dapustor-h3100-model", 20);
+    ck_assert(model);
+    id = model - v.buf + 20 + 8;
+    ck_assert_uint_eq(v.buf[id], 1);
+    id_len = 5 + ldl_be(v.buf + id + 1);
+    bad = spliced(&v, v.core_end, 0, v.buf + id, id_len, &len);
+    assert_forgery_refused(d, bad, len, "a drive identity out of place");
+    g_free(v.buf);
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * A Sanitize's unmap twice in a forged stream: its completion would run
+ * twice.  One per purpose: refused.
+ */
+START_TEST(test_forged_unmaps)
+{
+    g_autofree char *img = filled_qcow2();
+    /* throttled: the zeroing is under way when the state is saved */
+    g_autofree char *drive = g_strdup_printf(
+        "driver=throttle,throttle-group=tg0,file.driver=qcow2,"
+        "file.file.driver=file,file.file.filename=%s", img);
+    Dev *d = dev_open_drive(drive, "",
+                            "-object throttle-group,id=tg0,x-iops-total=50");
+    g_autofree char *bad = NULL;
+    g_autofree char *rt = NULL;
+    uint8_t count[4];
+    gsize len, rec = 32;
+    Saved v;
+
+    ck_status(admin(d, NVME_ADM_SANITIZE, 0, 2, 0), NVME_SC_SUCCESS,
+              "sanitize");
+    qt_clock_step(d->qt, 60 * 1000000000LL);
+    v = saved_stream(d, "sanitizing.state");
+    /* the runtime record ends in the unmaps: a count, then each */
+    ck_assert_uint_eq(le32_at(v.buf, v.rt_end - rec - 4), 1);
+    put_le(count, 2, 4);
+    rt = g_malloc(4 + rec + rec);
+    memcpy(rt, count, 4);
+    memcpy(rt + 4, v.buf + v.rt_end - rec, rec);
+    memcpy(rt + 4 + rec, v.buf + v.rt_end - rec, rec);
+    bad = spliced(&v, v.rt_end - rec - 4, rec + 4, rt, 4 + 2 * rec, &len);
+    put_be(bad + v.rt - 4, v.rt_end - v.rt + rec, 4);
+    assert_forgery_refused(d, bad, len, "bad unmap 1");
+    g_free(v.buf);
     dev_close(d);
 }
 END_TEST
@@ -1196,6 +1392,8 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_state_file_handover);
     tcase_add_test(tc, test_state_file_refused);
     tcase_add_test(tc, test_damaged_streams);
+    tcase_add_test(tc, test_forged_streams);
+    tcase_add_test(tc, test_forged_unmaps);
     tcase_add_test(tc, test_volatile_cache);
     tcase_add_test(tc, test_writes_held_at_stop);
     tcase_add_test(tc, test_sanitize_in_progress);

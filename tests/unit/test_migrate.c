@@ -8,6 +8,7 @@
 
 #include "h3100/migrate.h"
 #include "crc32c.h"
+#include "model_priv.h"
 #include "h3100_test.h"
 
 /* Send every item due from @m to @r (@max: at most that many; 0 all). */
@@ -181,7 +182,10 @@ typedef struct Stream {
     GByteArray *core;
 } Stream;
 
-static Stream capture(uint64_t seed)
+typedef void ForgeFn(H3100Model *m);
+
+/* A stream of a filled model that ran; @forge changes it before its core. */
+static Stream capture_forged(uint64_t seed, ForgeFn *forge)
 {
     H3100Config cfg;
     H3100Model *m = filled_model(&cfg);
@@ -199,9 +203,17 @@ static Stream capture(uint64_t seed)
     while (h3100_mig_next(m, it)) {
         g_array_append_val(s.items, *it);
     }
+    if (forge) {
+        forge(m);
+    }
     s.core = h3100_mig_core_save(m);
     h3100_model_free(m);
     return s;
+}
+
+static Stream capture(uint64_t seed)
+{
+    return capture_forged(seed, NULL);
 }
 
 /* Replay @s; the model if accepted (then it must pass the full check). */
@@ -346,6 +358,77 @@ START_TEST(test_missing_pieces)
 }
 END_TEST
 
+/* A die with two operations queued at least (the workload leaves some). */
+static DieQueue *busy_die(H3100Model *m)
+{
+    for (uint32_t d = 0; d < m->nand.dies; d++) {
+        if (m->nand.q[d].len >= 2) {
+            return &m->nand.q[d];
+        }
+    }
+    ck_abort_msg("no die has two operations queued");
+    return NULL;
+}
+
+static DieOp *die_op(DieQueue *q, uint32_t i)
+{
+    return &q->op[(q->head + i) & (q->cap - 1)];
+}
+
+/* the head ends after the next: retiring would stop at it for ever */
+static void forge_die_order(H3100Model *m)
+{
+    DieQueue *q = busy_die(m);
+
+    die_op(q, 0)->end = die_op(q, 1)->end + 1;
+}
+
+static void forge_next_retire(H3100Model *m)
+{
+    busy_die(m);
+    m->nand.next_retire = UINT64_MAX;
+}
+
+static void forge_clock(H3100Model *m)
+{
+    m->now = UINT64_MAX - 1000;
+}
+
+static void forge_die_end(H3100Model *m)
+{
+    DieQueue *q = busy_die(m);
+
+    die_op(q, q->len - 1)->end = H3100_MIG_TIME_MAX + 1;
+    q->last_end = die_op(q, q->len - 1)->end;
+}
+
+/*
+ * A forged core with a valid checksum whose timing state would hang the
+ * write buffer's wait or wrap a deadline: refused.  (Found by review: the
+ * receiver took die queues in any order.)
+ */
+START_TEST(test_forged_timing)
+{
+    ForgeFn *forges[] = {
+        forge_die_order, forge_next_retire, forge_clock, forge_die_end,
+    };
+    Stream ok = capture(5);
+    H3100Model *m = replay(&ok);
+
+    ck_assert_ptr_nonnull(m);
+    h3100_model_free(m);
+    g_array_free(ok.items, true);
+    g_byte_array_free(ok.core, true);
+    for (unsigned i = 0; i < G_N_ELEMENTS(forges); i++) {
+        Stream s = capture_forged(5, forges[i]);
+
+        ck_assert_msg(!replay(&s), "forgery %u accepted", i);
+        g_array_free(s.items, true);
+        g_byte_array_free(s.core, true);
+    }
+}
+END_TEST
+
 START_TEST(test_config_diff)
 {
     H3100Config a, b;
@@ -382,6 +465,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_empty_drive);
     tcase_add_test(tc, test_hostile_streams);
     tcase_add_test(tc, test_missing_pieces);
+    tcase_add_test(tc, test_forged_timing);
     tcase_add_test(tc, test_config_diff);
     suite_add_tcase(s, tc);
     return s;
