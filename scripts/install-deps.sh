@@ -6,6 +6,9 @@
 #                                    source (apt-get source qemu/trixie) into
 #                                    ${H3100_CACHE:-~/.cache/dapustor-h3100}/src
 #                                    unless QEMU_SRC=/path/to/qemu-10.x is set.
+#   scripts/install-deps.sh --plugin also Debian's QEMU >= 10.0 (bookworm-
+#                                    backports on 12) for the plugin
+#                                    (scripts/build-plugin.sh); implies --qemu
 #
 # Idempotent: apt sources are only written when missing/different, and
 # `apt-get update` runs at most once, only when something must be installed.
@@ -14,9 +17,11 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 want_qemu=0
+want_plugin=0
 for a in "$@"; do
     case $a in
     --qemu) want_qemu=1 ;;
+    --plugin) want_qemu=1; want_plugin=1 ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $a (try --help)" ;;
     esac
@@ -111,6 +116,29 @@ if ! meson_ok; then
     meson_ok || h3100_die "meson >= 1.5 still not installed"
 fi
 h3100_log "meson $(meson --version)"
+
+# Debian's QEMU for the plugin: bookworm's own is 7.2, backports has 10.0.
+if [ "$want_plugin" = 1 ]; then
+    missing=()
+    for p in "${H3100_PKGS_PLUGIN[@]}"; do
+        grep -q 'install ok installed' < <(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) ||
+            missing+=("$p")
+    done
+    qver=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null || true)
+    qver=${qver#*:}
+    if [ -n "$qver" ] && ! h3100_version_ge "${qver%%[+~-]*}" "$H3100_QEMU_MIN"; then
+        missing+=(qemu-system-x86 qemu-utils)
+    fi
+    if [ "${#missing[@]}" -gt 0 ]; then
+        apt_update
+        target=()
+        [ "$codename" = bookworm ] && target=(-t bookworm-backports)
+        h3100_log "installing Debian's QEMU for the plugin: ${missing[*]}"
+        h3100_as_root apt-get install -y -qq --no-install-recommends "${target[@]}" \
+            "${missing[@]}" >/dev/null
+    fi
+    h3100_log "Debian's QEMU: $(dpkg-query -W -f='${Version}' qemu-system-x86)"
+fi
 
 [ "$want_qemu" -eq 1 ] || { h3100_log "done"; exit 0; }
 
