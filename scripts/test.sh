@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The project's test command (README): install what is needed, build the
-# model library, h3100-sim and QEMU with the dapustor-h3100 device, and run
-# every test (unit tests of the model, device tests through qtest).
+# model library, h3100-sim, QEMU with the dapustor-h3100 device and the
+# plugin for Debian's QEMU, and run every test (unit tests of the model,
+# device tests through qtest, guest tests, the plugin's suite).
 #
 #   scripts/test.sh                  everything
-#   scripts/test.sh --no-device      the model's unit tests only
+#   scripts/test.sh --no-device      the model's unit tests only (no QEMU,
+#                                    no plugin)
 #   scripts/test.sh -- ARGS          extra arguments for `meson test`
 #
 # Environment: BUILD_DIR (default ./build), QEMU_SRC (a QEMU 10.0+ tree
@@ -14,10 +16,11 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 device=enabled
+plugin=enabled
 extra=()
 while [ $# -gt 0 ]; do
     case $1 in
-    --no-device) device=disabled ;;
+    --no-device) device=disabled; plugin=disabled ;;
     --) shift; extra=("$@"); break ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
@@ -28,15 +31,15 @@ done
 cd "$H3100_PROJECT"
 build=${BUILD_DIR:-build}
 if [ "$device" = enabled ]; then
-    scripts/install-deps.sh --qemu
+    scripts/install-deps.sh --plugin
 else
     scripts/install-deps.sh
 fi
 
 if [ -f "$build/meson-private/coredata.dat" ]; then
-    meson setup --reconfigure "$build" -Ddevice="$device" >/dev/null
+    meson setup --reconfigure "$build" -Ddevice="$device" -Dplugin="$plugin" >/dev/null
 else
-    meson setup "$build" -Ddevice="$device" >/dev/null
+    meson setup "$build" -Ddevice="$device" -Dplugin="$plugin" >/dev/null
 fi
 h3100_log "building (QEMU's first build takes a while; later ones are incremental)"
 meson compile -C "$build"
