@@ -57,8 +57,11 @@ for _p in /usr/lib/*/gconv/IBM850.so /usr/lib/*/gconv/gconv-modules \
 done
 GUEST_DATA+=(/etc/mke2fs.conf)
 # md-mod and raid0: the four-drive RAID 0 (tests/guest/test_guest_multi.sh).
+# evdev and button: the ACPI power button that `virsh shutdown` presses
+# (tests/guest/test_guest_libvirt.sh).
 GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko
-             kernel/drivers/md/md-mod.ko kernel/drivers/md/raid0.ko)
+             kernel/drivers/md/md-mod.ko kernel/drivers/md/raid0.ko
+             kernel/drivers/input/evdev.ko kernel/drivers/acpi/button.ko)
 # copy_kmods ROOT DEB: unpack GUEST_KMODS from the kernel package into ROOT
 # (newer kernels ship them xz-compressed: unpacked for busybox's insmod).
 copy_kmods() {

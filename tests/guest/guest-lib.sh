@@ -10,7 +10,9 @@
 # Guest side: GUEST_PRELUDE is a busybox-sh prelude for guest scripts with
 # ok/bad/chk, smart NAME (a number from nvme smart-log -o json), ctrl KEY
 # (an nvme id-ctrl field), rd_sum LBA4K COUNT4K (SHA-256 of O_DIRECT reads),
-# zero_sum COUNT4K and load_kmods (insmod /etc/h3100-kmods: xfs).
+# zero_sum COUNT4K, load_kmods (insmod /etc/h3100-kmods: xfs) and
+# power_button (prints @power-button, then waits for the ACPI power button:
+# `virsh shutdown`, QMP system_powerdown).
 # shellcheck disable=SC2034  # variables are used by the sourcing tests
 set -uo pipefail
 if [ "${H3100_GUEST_TESTS:-1}" = 0 ]; then
@@ -76,5 +78,15 @@ ctrl() { nvme id-ctrl /dev/nvme0 | awk -F' *: ' -v k="$1" '!d && $1 == k { print
 rd_sum() { dd if=/dev/nvme0n1 bs=4096 skip="$1" count="$2" iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1; }
 zero_sum() { dd if=/dev/zero bs=4096 count="$1" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 load_kmods() { for m in $(cat /etc/h3100-kmods 2>/dev/null); do insmod "$m" || return 1; done; }
+power_button() {
+    for m in $(grep -E '/(evdev|button)\.ko$' /etc/h3100-kmods); do insmod "$m" 2>/dev/null; done
+    for e in /sys/class/input/event*; do
+        [ "$(cat "$e/device/name" 2>/dev/null)" = "Power Button" ] || continue
+        echo "@power-button"
+        dd if="/dev/input/${e##*/}" of=/dev/null bs=24 count=1 2>/dev/null
+        return
+    done
+    return 1
+}
 PRELUDE
 )

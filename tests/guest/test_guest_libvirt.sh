@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# libvirt test (docs/migration.md, *libvirt*): `virsh save` and `virsh
-# restore` of a domain with the drive, with Debian's libvirt, while the
-# guest writes: every block fio wrote reads back, and the drive's state
-# file belongs to the restored QEMU, which saves it clean at the end.
+# libvirt test (docs/migration.md, *libvirt*; docs/libvirt.md): `virsh
+# define`, `start`, `save` and `restore` of a domain with the drive, with
+# Debian's libvirt, while the guest writes: every block fio wrote reads
+# back; then `virsh shutdown` (the guest waits for the ACPI power button)
+# and the drive's state file, which belongs to the restored QEMU, is saved
+# clean.  QEMU is the in-tree build or, in the plugin suite, Debian's
+# binary through the plugin's wrapper (scripts/build-plugin.sh).
 #
 #   tests/guest/test_guest_libvirt.sh [QEMU]
 #
@@ -65,6 +68,8 @@ echo "SN $(ctrl sn)"
 dmesg | grep -iE 'nvme.*(timeout|reset|abort|error)' >/tmp/dmesg.err
 [ ! -s /tmp/dmesg.err ]
 chk $? "no NVMe time-out, reset or error in the kernel log"
+power_button
+chk $? "the ACPI power button (virsh shutdown) pressed"
 exit $GUEST_FAIL
 GUEST
 } >"$tmp/lv.sh"
@@ -155,8 +160,12 @@ check $? "the domain is off after the save"
 sleep 1
 vsh restore "$lv/vm/h3100.save" >"$tmp/restore.out" 2>&1
 check $? "virsh restore"
-wait_shut_off 400
-check $? "the guest ran its script to its end and powered off"
+wait_guest @power-button 400
+check $? "the guest ran its checks and waits for the power button"
+vsh shutdown h3100 >"$tmp/shutdown.out" 2>&1
+check $? "virsh shutdown"
+wait_shut_off 120
+check $? "the guest powered off on virsh shutdown"
 tr -d '\r' <"$lv/vm/guest.out" | sed -n '/^===H3100-GUEST-BEGIN===$/,/^===H3100-GUEST-END/p' >"$tmp/lv.out"
 while IFS= read -r line; do
     case $line in
@@ -173,7 +182,7 @@ check $? "the restored drive has the serial it had"
 state_flags=$(od -An -tu4 -j108 -N4 "$lv/vm/drive.state" 2>/dev/null | tr -d ' ')
 [ "$state_flags" = 0 ]
 check $? "the restored QEMU saved the drive's state file clean at the end (flags ${state_flags:-none})"
-for f in "$tmp"/{save,restore,start}.out; do
+for f in "$tmp"/{save,restore,start,shutdown}.out; do
     [ -s "$f" ] && sed "s|^|# $(basename "$f" .out): |" "$f"
 done
 [ "$fail" = 0 ] || sed 's/^/# qemu: /' "$lv/data/libvirt/qemu/log/h3100.log" 2>/dev/null | tail -n 20
