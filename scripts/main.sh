@@ -10,6 +10,10 @@
 #                                         timing off, fresh and at steady
 #                                         state, the H3200 and QEMU's nvme,
 #                                         in one table (scripts/sql-compare.sh)
+#   scripts/main.sh --qemu stock [...]  the same on the distribution's QEMU
+#                                         (bookworm-backports' on Debian 12)
+#                                         with the drive as a plugin: no
+#                                         QEMU build (scripts/build-plugin.sh)
 #   scripts/main.sh --datasheet [h3100-sim options]
 #                                         the reference datasheet on the
 #                                         model instead (all capacities:
@@ -38,12 +42,24 @@ if [ "${1:-}" = --datasheet ]; then
     exec "$build/tools/h3100-sim" --datasheet "$@"
 fi
 
-scripts/install-deps.sh --qemu >&2
-configure -Ddevice=enabled
-h3100_log "building QEMU with the device (the first build takes a while)" >&2
-meson compile -C "$build" >&2
+if [ "${1:-}" = --qemu ]; then
+    h3100_need "$@"
+    [ "$2" = stock ] || h3100_die "--qemu takes 'stock' (the distribution's QEMU with the plugin)"
+    shift 2
+    scripts/install-deps.sh --plugin >&2
+    configure                          # builds no QEMU: only the targets named
+    meson compile -C "$build" tools/h3100-sim tools/h3100-vlog tools/h3100-tlog >&2
+    scripts/build-plugin.sh "$build/plugin" >&2
+    qemu=$build/plugin/qemu-system-x86_64-h3100
+else
+    scripts/install-deps.sh --qemu >&2
+    configure -Ddevice=enabled
+    h3100_log "building QEMU with the device (the first build takes a while)" >&2
+    meson compile -C "$build" >&2
+    qemu=$build/qemu-system-x86_64
+fi
 if [ "${1:-}" = --compare ]; then
     shift
-    exec scripts/sql-compare.sh --qemu "$build/qemu-system-x86_64" "$@"
+    exec scripts/sql-compare.sh --qemu "$qemu" "$@"
 fi
-exec scripts/sql-bench.sh --qemu "$build/qemu-system-x86_64" "$@"
+exec scripts/sql-bench.sh --qemu "$qemu" "$@"
