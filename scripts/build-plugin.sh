@@ -62,7 +62,7 @@ upstream=${ver#*:}
 upstream=${upstream%%[+~-]*}
 pkgversion=$("$qemu_bin" --version | sed -n '1s/^QEMU emulator version [^ ]* (\(.*\))$/\1/p')
 [ "$pkgversion" = "Debian $ver" ] ||
-    h3100_die "$qemu_bin says '$("$qemu_bin" --version | head -n 1)', not Debian $ver"
+    h3100_die "$qemu_bin says '$("$qemu_bin" --version | sed -n 1p)', not Debian $ver"
 h3100_version_ge "$upstream" "$H3100_QEMU_MIN" ||
     h3100_die "$pkg $ver is QEMU $upstream; the device needs $H3100_QEMU_MIN or newer"
 nm -D --defined-only "$qemu_bin" | awk '$3 == "qmp_query_version" { f = 1 } END { exit !f }' ||
@@ -229,7 +229,7 @@ EOF
 
 # The proof: the stock binary lists the device.
 "$out/qemu-system-x86_64-h3100" -device help 2>&1 | awk '/^name "dapustor-h3100"/ { f = 1 } END { exit !f }' ||
-    h3100_die "$qemu_bin with the plugin does not list dapustor-h3100: $("$out/qemu-system-x86_64-h3100" -device help 2>&1 | head -n 3)"
+    h3100_die "$qemu_bin with the plugin does not list dapustor-h3100: $("$out/qemu-system-x86_64-h3100" -device help 2>&1 | sed -n 1,3p)"
 
 # --- 6. for the tests: the qtest accelerator Debian removes ---------------------
 if [ "$with_qtest" = 1 ]; then

@@ -16,7 +16,7 @@ set -euo pipefail
 [ $# = 4 ] || h3100_die "usage: plugin-deb.sh OUTDIR PACKAGE VERSION MULTIARCH"
 out=$1 pkg=$2 ver=$3 multiarch=$4
 arch=$(dpkg --print-architecture)
-proj=$(sed -n "s/^ *version: '\([^']*\)'.*/\1/p" "$H3100_PROJECT/meson.build" | head -n 1)
+proj=$(sed -n "s/^ *version: '\([^']*\)'.*/\1/p" "$H3100_PROJECT/meson.build" | sed -n 1p)
 debver="$proj+qemu$(printf '%s' "${ver#*:}" | tr '~' '.')"
 root=$out/deb-root
 rm -rf "$root"

@@ -63,7 +63,7 @@ out=$(LD_PRELOAD="$loader $tmp/nothing.so" sh -c 'echo "[${LD_PRELOAD-unset}]"' 
 [ "$out" = "[$tmp/nothing.so]" ]
 check $? "other LD_PRELOAD entries stay: $out"
 if command -v qemu-img >/dev/null; then
-    out=$(LD_PRELOAD=$loader qemu-img --version 2>&1 | head -n 1)
+    out=$(LD_PRELOAD=$loader qemu-img --version 2>&1 | sed -n 1p)
     [[ $out == "qemu-img version"* ]]
     check $? "preloaded into qemu-img (not qemu-system-*): $out"
 fi
@@ -90,7 +90,7 @@ refused() {
     check $? "$label: exit $rc, $lines line: $(cat "$tmp/r.err")"
 }
 built_for="^dapustor-h3100: this plugin was built for QEMU [0-9.]+ \\(Debian [^)]*\\); "
-refused "another QEMU build (the in-tree $("$intree" --version | head -n 1 | awk '{ print $4 }'))" \
+refused "another QEMU build (the in-tree $("$intree" --version | awk 'NR == 1 { print $4 }'))" \
     "$built_for.*does not export QEMU's symbols" \
     env LD_PRELOAD="$loader" "$intree"
 if [ -x /usr/bin/qemu-system-x86_64-microvm ]; then
@@ -99,7 +99,7 @@ if [ -x /usr/bin/qemu-system-x86_64-microvm ]; then
         env LD_PRELOAD="$loader" /usr/bin/qemu-system-x86_64-microvm
 fi
 # the same version, another build: the stock binary with its build id changed
-id=$(readelf -n "$stock" | awk '/Build ID:/ { print $3; exit }')
+id=$(readelf -n "$stock" | awk '/Build ID:/ && !id { id = $3 } END { print id }')
 cp "$stock" "$tmp/qemu-system-x86_64"
 python3 - "$tmp/qemu-system-x86_64" "$id" <<'PY'
 import sys
@@ -141,8 +141,8 @@ if [ -n "$deb" ]; then
     done
     mkdir "$tmp/root"
     dpkg-deb -x "$deb" "$tmp/root"
-    "$tmp/root/usr/bin/qemu-system-x86_64-h3100" -device help 2>&1 |
-        grep -q '^name "dapustor-h3100"'
+    grep -q '^name "dapustor-h3100"' \
+        < <("$tmp/root/usr/bin/qemu-system-x86_64-h3100" -device help 2>&1)
     check $? "its wrapper, unpacked, runs the device from ../lib/$multiarch/qemu"
     dpkg --dry-run -i "$deb" >"$tmp/dpkg.out" 2>&1
     check $? "dpkg --dry-run -i accepts it here (its dependency is met)"
