@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * FILE is the drive model's saved state (models/state.c, version 2: FTL
+ * FILE is the drive model's saved state (models/state.c, STATE_VERSION: FTL
  * map, block states, erase counts, bad blocks, counters) with the
  * device's own state in the model file's extra section, inside its
  * checksum.  The device part, little-endian:
