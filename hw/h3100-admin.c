@@ -281,70 +281,13 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-#define H3100_ERASES  (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC | \
-                       NVME_CMD_EFF_NCC | NVME_CMD_EFF_NIC | \
-                       (2 << 16))      /* CSE: no command to any namespace */
-
-#define H3100_NS_EFFECTS (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_NCC | \
-                          NVME_CMD_EFF_NIC)
-
 /*
- * The admin command set: dispatch, the Commands Supported and Effects
- * log (h3100-log.c), the sanitize gate and the trace names read it.
+ * The admin command set (include/h3100/nvme-cmds.h): dispatch, the
+ * Commands Supported and Effects log (h3100-log.c), the sanitize gate
+ * and the trace names read it.
  */
 const H3100Cmd h3100_admin_cmds[256] = {
-    [NVME_ADM_CMD_DELETE_SQ] = {
-        h3100_delete_sq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "delete-sq" },
-    [NVME_ADM_CMD_CREATE_SQ] = {
-        h3100_create_sq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "create-sq" },
-    [NVME_ADM_CMD_GET_LOG_PAGE] = {
-        h3100_get_log, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "get-log-page" },
-    [NVME_ADM_CMD_DELETE_CQ] = {
-        h3100_delete_cq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "delete-cq" },
-    [NVME_ADM_CMD_CREATE_CQ] = {
-        h3100_create_cq, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "create-cq" },
-    [NVME_ADM_CMD_IDENTIFY] = {
-        h3100_identify, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "identify" },
-    [NVME_ADM_CMD_ABORT] = {
-        h3100_abort, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE, "abort" },
-    [NVME_ADM_CMD_SET_FEATURES] = {
-        h3100_set_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "set-features" },
-    [NVME_ADM_CMD_GET_FEATURES] = {
-        h3100_get_features, NVME_CMD_EFF_CSUPP, H3100_CMD_IN_SANITIZE,
-        "get-features" },
-    /* Linux rescans its namespaces after these (NIC, NCC) */
-    [H3100_ADM_CMD_NS_MGMT] = {
-        h3100_ns_mgmt, H3100_NS_EFFECTS, 0, "namespace-management" },
-    [NVME_ADM_CMD_NS_ATTACHMENT] = {
-        h3100_ns_attach, H3100_NS_EFFECTS, 0, "namespace-attachment" },
-    /* answered when an event comes, not after the firmware's time */
-    [NVME_ADM_CMD_ASYNC_EV_REQ] = {
-        h3100_aer, NVME_CMD_EFF_CSUPP,
-        H3100_CMD_IN_SANITIZE | H3100_CMD_UNTIMED, "async-event" },
-    [NVME_ADM_CMD_ACTIVATE_FW] = {
-        h3100_fw_commit, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC, 0,
-        "firmware-commit" },
-    [NVME_ADM_CMD_DOWNLOAD_FW] = {
-        h3100_fw_download, NVME_CMD_EFF_CSUPP, 0, "firmware-download" },
-    [H3100_ADM_CMD_SELF_TEST] = {
-        h3100_self_test, NVME_CMD_EFF_CSUPP, 0, "device-self-test" },
-    [NVME_ADM_CMD_DBBUF_CONFIG] = {
-        h3100_dbbuf_config, NVME_CMD_EFF_CSUPP, 0, "doorbell-buffer-config" },
-    [NVME_ADM_CMD_DIRECTIVE_SEND] = {
-        h3100_dir_send, NVME_CMD_EFF_CSUPP, 0, "directive-send" },
-    [NVME_ADM_CMD_DIRECTIVE_RECV] = {
-        h3100_dir_recv, NVME_CMD_EFF_CSUPP, 0, "directive-receive" },
-    [NVME_ADM_CMD_FORMAT_NVM] = {
-        h3100_format, H3100_ERASES, 0, "format-nvm" },
-    [H3100_ADM_CMD_SANITIZE] = {
-        h3100_sanitize, H3100_ERASES, H3100_CMD_IN_SANITIZE, "sanitize" },
+    H3100_ADMIN_COMMANDS(H3100_CMD_ENTRY)
 };
 
 const char *h3100_cmd_name(bool admin, uint8_t opcode)

@@ -21,7 +21,6 @@
 
 #define H3100_WZ_DEAC       (1u << 25)
 #define H3100_RW_FUA_DW12   (1u << 30)
-#define H3100_DSM_MAX_RANGES 256
 /*
  * Deallocation work per step: the model unmaps at most this much (about
  * a millisecond on a fully mapped drive) before the backend zeroes it and
@@ -576,26 +575,12 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
 /* ---- dispatch --------------------------------------------------------- */
 
 /*
- * The NVM command set: dispatch, the Commands Supported and Effects log
- * (h3100-log.c), the sanitize gate and the trace names read it.
+ * The NVM command set (include/h3100/nvme-cmds.h): dispatch, the
+ * Commands Supported and Effects log (h3100-log.c), the sanitize gate
+ * and the trace names read it.
  */
 const H3100Cmd h3100_io_cmds[256] = {
-    [NVME_CMD_FLUSH] = {
-        h3100_flush, NVME_CMD_EFF_CSUPP,
-        H3100_CMD_IN_SANITIZE | H3100_CMD_NSID_ALL, "flush" },
-    [NVME_CMD_WRITE] = {
-        h3100_write, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0, "write" },
-    [NVME_CMD_READ] = { h3100_read, NVME_CMD_EFF_CSUPP, 0, "read" },
-    [NVME_CMD_WRITE_UNCOR] = {
-        h3100_write_uncor, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
-        "write-uncorrectable" },
-    [NVME_CMD_COMPARE] = { h3100_compare, NVME_CMD_EFF_CSUPP, 0, "compare" },
-    [NVME_CMD_WRITE_ZEROES] = {
-        h3100_write_zeroes, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
-        "write-zeroes" },
-    [NVME_CMD_DSM] = {
-        h3100_dsm, NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC, 0,
-        "dataset-management" },
+    H3100_IO_COMMANDS(H3100_CMD_ENTRY)
 };
 
 static uint16_t h3100_io_check(H3100State *s, H3100Req *req,

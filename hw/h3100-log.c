@@ -5,13 +5,10 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * Log pages: 01h error information, 02h SMART / health (from the drive
- * model), 03h firmware slot information, 05h commands supported and
- * effects, 06h device self-test, 81h sanitize status, C0h OCP SMART /
- * Health Information Extended, CAh / CBh DapuStor's additional SMART
- * logs (h3100-dapustor-log.c), 07h / 08h telemetry
- * (h3100-telemetry-log.c), D0h the H3100 model log (WAF, reclaim, write
- * buffer: include/h3100/vlog.h).
+ * The pages served are the cases of h3100_log_page() below, each with
+ * its fill function (here, or in h3100-dapustor-log.c and
+ * h3100-telemetry-log.c); docs/usage.md's table of log pages is checked
+ * against that switch (tests/docs/check_docs.py).
  */
 
 #include "qemu/osdep.h"

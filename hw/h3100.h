@@ -34,6 +34,7 @@
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
+#include "h3100/nvme-cmds.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -84,12 +85,8 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_SC_NS_ID_UNAVAILABLE      0x0116
 #define H3100_SC_THIN_PROV_UNSUPPORTED  0x011b
 
-#define H3100_ADM_CMD_NS_MGMT       0x0d
-#define H3100_ADM_CMD_SELF_TEST     0x14
-#define H3100_ADM_CMD_SANITIZE      0x84
 #define H3100_LOG_SELF_TEST         0x06
 #define H3100_LOG_SANITIZE          0x81
-#define H3100_FEAT_SANITIZE_CONFIG  0x17
 #define H3100_LOG_OCP_SMART         0xc0        /* OCP SMART extended */
 #define H3100_LOG_VENDOR            0xd0        /* include/h3100/vlog.h */
 #define H3100_OCP_SMART_BYTES       512
@@ -554,6 +551,7 @@ void h3100_health(H3100State *s, H3100Health *h);
 void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 /* Power state @ps: the model keeps under its maximum power (PS0: none). */
 void h3100_power_cap(H3100State *s, unsigned ps);
+void h3100_ctrl_reset(H3100State *s);
 
 /* The device's re-entrancy guard (main loop only; NULL with an IOThread) */
 MemReentrancyGuard *h3100_guard(H3100State *s);
@@ -580,7 +578,6 @@ void h3100_telemetry_note(H3100State *s, H3100Req *req);
 void h3100_telemetry_close(H3100State *s);
 void h3100_telemetry_init_model(H3100State *s);
 void h3100_telemetry_restart(H3100State *s);
-void h3100_ctrl_reset(H3100State *s);
 
 /* h3100-regs.c */
 extern const MemoryRegionOps h3100_mmio_ops;
@@ -700,6 +697,21 @@ typedef struct H3100Cmd {
     uint32_t flags;                   /* H3100_CMD_* */
     const char *name;                 /* trace events, nvme-cli's words */
 } H3100Cmd;
+
+/* log 05h's entries of include/h3100/nvme-cmds.h */
+#define H3100_EFF_PLAIN  NVME_CMD_EFF_CSUPP
+#define H3100_EFF_LBA    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC)
+#define H3100_EFF_CCC    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC)
+#define H3100_EFF_NS     (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_NCC | \
+                          NVME_CMD_EFF_NIC)
+#define H3100_EFF_ERASES (H3100_EFF_LBA | NVME_CMD_EFF_NCC | \
+                          NVME_CMD_EFF_NIC | \
+                          (2 << 16))    /* CSE: no command to any namespace */
+
+/* a table entry from a line of include/h3100/nvme-cmds.h */
+#define H3100_CMD_ENTRY(opcode, id, handler, cmd_name, eff, cmd_flags) \
+    [opcode] = { .fn = h3100_##handler, .effects = eff, \
+                 .flags = cmd_flags, .name = cmd_name },
 
 extern const H3100Cmd h3100_admin_cmds[256];
 extern const H3100Cmd h3100_io_cmds[256];

@@ -84,13 +84,14 @@ run_device() {
     esac
     # shellcheck disable=SC2206
     flags+=(${FUZZ_FLAGS:-})
+    tests/fuzz/gen-dict.sh "$FUZZ_DIR/nvme.dict"
     h3100_log "generic-fuzz, $cfg, ${secs}s (log: $FUZZ_DIR/device-$cfg.log)"
     QEMU_FUZZ_ARGS=$(device_args "$cfg") \
     QEMU_FUZZ_OBJECTS="dapustor* msix* pci*" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         "$QFUZZ" --fuzz-target=generic-fuzz \
-        -dict="$H3100_PROJECT/tests/fuzz/nvme.dict" \
+        -dict="$FUZZ_DIR/nvme.dict" \
         -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
         "$corpus" >"$FUZZ_DIR/device-$cfg.log" 2>&1 || true

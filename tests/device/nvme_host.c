@@ -484,41 +484,32 @@ const char *nh_status_name(uint16_t status)
     return "unknown status";
 }
 
+#define NH_OPCODE_NAME(opcode, id, handler, cmd_name, eff, flags) \
+    [opcode] = cmd_name,
+
 const char *nh_opcode_name(bool admin, uint8_t opc)
 {
-    if (admin) {
-        switch (opc) {
-        case NVME_ADM_DELETE_SQ: return "Delete I/O SQ";
-        case NVME_ADM_CREATE_SQ: return "Create I/O SQ";
-        case NVME_ADM_GET_LOG_PAGE: return "Get Log Page";
-        case NVME_ADM_DELETE_CQ: return "Delete I/O CQ";
-        case NVME_ADM_CREATE_CQ: return "Create I/O CQ";
-        case NVME_ADM_IDENTIFY: return "Identify";
-        case NVME_ADM_ABORT: return "Abort";
-        case NVME_ADM_SET_FEATURES: return "Set Features";
-        case NVME_ADM_GET_FEATURES: return "Get Features";
-        case NVME_ADM_ASYNC_EVENT: return "Asynchronous Event Request";
-        case NVME_ADM_FW_COMMIT: return "Firmware Commit";
-        case NVME_ADM_FW_DOWNLOAD: return "Firmware Image Download";
-        case NVME_ADM_DEV_SELF_TEST: return "Device Self-test";
-        case NVME_ADM_DIRECTIVE_SEND: return "Directive Send";
-        case NVME_ADM_DIRECTIVE_RECV: return "Directive Receive";
-        case NVME_ADM_DBBUF_CONFIG: return "Doorbell Buffer Config";
-        case NVME_ADM_FORMAT_NVM: return "Format NVM";
-        case NVME_ADM_SANITIZE: return "Sanitize";
-        }
-    } else {
-        switch (opc) {
-        case NVME_CMD_FLUSH: return "Flush";
-        case NVME_CMD_WRITE: return "Write";
-        case NVME_CMD_READ: return "Read";
-        case NVME_CMD_WRITE_UNCOR: return "Write Uncorrectable";
-        case NVME_CMD_COMPARE: return "Compare";
-        case NVME_CMD_WRITE_ZEROES: return "Write Zeroes";
-        case NVME_CMD_DSM: return "Dataset Management";
-        }
-    }
-    return "unknown opcode";
+    static const char *const admin_names[256] = {
+        H3100_ADMIN_COMMANDS(NH_OPCODE_NAME)
+    };
+    static const char *const io_names[256] = {
+        H3100_IO_COMMANDS(NH_OPCODE_NAME)
+    };
+    const char *name = admin ? admin_names[opc] : io_names[opc];
+
+    return name ? name : "unsupported opcode";
+}
+
+/* the drive's opcodes (include/h3100/nvme-cmds.h), in its table's order */
+#define NH_OPCODE_BYTE(opcode, id, handler, name, eff, flags) opcode,
+
+size_t nh_opcodes(bool admin, const uint8_t **ops)
+{
+    static const uint8_t admin_ops[] = { H3100_ADMIN_COMMANDS(NH_OPCODE_BYTE) };
+    static const uint8_t io_ops[] = { H3100_IO_COMMANDS(NH_OPCODE_BYTE) };
+
+    *ops = admin ? admin_ops : io_ops;
+    return admin ? sizeof(admin_ops) : sizeof(io_ops);
 }
 
 void nh_set_prps(NvmeHost *h, NvmeSqe *sqe, uint64_t addr, uint64_t len)

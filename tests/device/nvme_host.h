@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "qtest.h"
+#include "h3100/nvme-cmds.h"
 
 #define H3100_VENDOR_ID     0x1e3b
 #define H3100_DEVICE_ID     0x1098
@@ -50,38 +51,17 @@
 #define NVME_CAP_MPSMIN(c)  ((uint32_t)(((c) >> 48) & 0xf))
 #define NVME_CAP_MPSMAX(c)  ((uint32_t)(((c) >> 52) & 0xf))
 
-/* Admin opcodes. */
-enum {
-    NVME_ADM_DELETE_SQ = 0x00,
-    NVME_ADM_CREATE_SQ = 0x01,
-    NVME_ADM_GET_LOG_PAGE = 0x02,
-    NVME_ADM_DELETE_CQ = 0x04,
-    NVME_ADM_CREATE_CQ = 0x05,
-    NVME_ADM_IDENTIFY = 0x06,
-    NVME_ADM_ABORT = 0x08,
-    NVME_ADM_SET_FEATURES = 0x09,
-    NVME_ADM_GET_FEATURES = 0x0a,
-    NVME_ADM_ASYNC_EVENT = 0x0c,
-    NVME_ADM_FW_COMMIT = 0x10,
-    NVME_ADM_FW_DOWNLOAD = 0x11,
-    NVME_ADM_DEV_SELF_TEST = 0x14,
-    NVME_ADM_DIRECTIVE_SEND = 0x19,
-    NVME_ADM_DIRECTIVE_RECV = 0x1a,
-    NVME_ADM_DBBUF_CONFIG = 0x7c,
-    NVME_ADM_FORMAT_NVM = 0x80,
-    NVME_ADM_SANITIZE = 0x84,
-};
-
-/* I/O opcodes. */
-enum {
-    NVME_CMD_FLUSH = 0x00,
-    NVME_CMD_WRITE = 0x01,
-    NVME_CMD_READ = 0x02,
-    NVME_CMD_WRITE_UNCOR = 0x04,
-    NVME_CMD_COMPARE = 0x05,
-    NVME_CMD_WRITE_ZEROES = 0x08,
-    NVME_CMD_DSM = 0x09,
-};
+/*
+ * Opcodes: NVME_ADM_<ID> and NVME_CMD_<ID>, from the drive's command
+ * sets (include/h3100/nvme-cmds.h).  Opcodes the drive lacks, which
+ * tests send to see them refused, are numbers where they are sent.
+ */
+#define NH_OPCODE_ADM(opcode, id, handler, name, eff, flags) \
+    NVME_ADM_##id = opcode,
+#define NH_OPCODE_CMD(opcode, id, handler, name, eff, flags) \
+    NVME_CMD_##id = opcode,
+enum { H3100_ADMIN_COMMANDS(NH_OPCODE_ADM) };
+enum { H3100_IO_COMMANDS(NH_OPCODE_CMD) };
 
 /* Feature identifiers. */
 enum {
@@ -302,6 +282,8 @@ static inline bool nh_dnr(const NvmeCqe *c)
 }
 const char *nh_status_name(uint16_t status);
 const char *nh_opcode_name(bool admin, uint8_t opc);
+/* the opcodes the drive implements; *ops points at a static array */
+size_t nh_opcodes(bool admin, const uint8_t **ops);
 
 /* Data pointers: PRP1/PRP2 (with a PRP list if needed) for a buffer. */
 void nh_set_prps(NvmeHost *h, NvmeSqe *sqe, uint64_t addr, uint64_t len);

@@ -125,14 +125,14 @@ static void hostile_dptr(Hostile *x, NvmeSqe *sqe)
 
 static void hostile_admin(Hostile *x)
 {
-    static const uint8_t ops[] = {
-        0x00, 0x01, 0x02, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0a, 0x0c,
-        0x0d, 0x10, 0x11, 0x14, 0x15, 0x19, 0x1a, 0x7c, 0x80, 0x84,
-        0xc0, 0xff,
-    };
+    /* the drive's admin commands, and two it lacks */
+    static const uint8_t unknown[] = { 0xc0, 0xff };
+    const uint8_t *ops;
+    size_t n = nh_opcodes(true, &ops);
+    uint32_t i = rnd(x, n + G_N_ELEMENTS(unknown));
     NvmeSqe sqe;
 
-    nh_sqe_init(&sqe, ops[rnd(x, G_N_ELEMENTS(ops))],
+    nh_sqe_init(&sqe, i < n ? ops[i] : unknown[i - n],
                 rnd(x, 4) ? 1 : (uint32_t)rnd64(x));
     sqe.cdw10 = rnd(x, 2) ? rnd(x, 8) | (rnd(x, 64) << 16) :
                 (uint32_t)rnd64(x);
@@ -154,15 +154,18 @@ static void hostile_admin(Hostile *x)
 
 static void hostile_io(Hostile *x)
 {
-    static const uint8_t ops[] = {
-        0x00, 0x01, 0x01, 0x02, 0x02, 0x04, 0x05, 0x08, 0x09, 0x0d, 0x7f,
-    };
+    /* the drive's I/O commands, Write and Read twice as often, two it lacks */
+    static const uint8_t more[] = { 0x01, 0x02, 0x0d, 0x7f };
     NvmeQueue *q = x->q[1 + rnd(x, 2)];
     uint32_t n = 1 + rnd(x, 8);
+    const uint8_t *ops;
+    size_t nops = nh_opcodes(false, &ops);
     NvmeSqe sqe;
 
     for (uint32_t i = 0; i < n; i++) {
-        nh_sqe_init(&sqe, ops[rnd(x, G_N_ELEMENTS(ops))],
+        uint32_t k = rnd(x, nops + G_N_ELEMENTS(more));
+
+        nh_sqe_init(&sqe, k < nops ? ops[k] : more[k - nops],
                     rnd(x, 8) ? 1 : (uint32_t)rnd64(x));
         sqe.cdw10 = rnd(x, 4) ? rnd(x, DEV_NS_LBAS) : (uint32_t)rnd64(x);
         sqe.cdw11 = rnd(x, 4) ? 0 : (uint32_t)rnd64(x);
