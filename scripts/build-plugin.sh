@@ -76,6 +76,13 @@ h3100_log "plugin for $pkg $ver ($qemu_bin)"
 work=$H3100_CACHE/plugin/$(printf '%s' "$ver" | tr ':~+' '_._')
 mkdir -p "$work/dl" "$out"
 out=$(cd "$out" && pwd)
+# one build at a time per version: two would unpack and configure the
+# same tree at once (the second waits for the first)
+exec {lock_fd}>"$work/lock"
+flock -n "$lock_fd" || {
+    h3100_log "waiting for another build-plugin.sh on $work"
+    flock "$lock_fd"
+}
 
 # --- 2. that version's source -------------------------------------------------
 # newest GLOB...: the last existing file of the expansion by version, or nothing

@@ -19,9 +19,15 @@
 #                                         model instead (all capacities:
 #                                         ~15 min and 16 GiB of RAM;
 #                                         --profile h3100-0.8t: 30 s)
+#   scripts/main.sh --help                this text; the options of each
+#                                         mode are in its script's --help
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+case ${1:-} in
+-h|--help) h3100_usage "$0"; exit 0 ;;
+esac
 
 cd "$H3100_PROJECT"
 build=${BUILD_DIR:-build}

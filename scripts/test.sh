@@ -7,6 +7,9 @@
 #   scripts/test.sh                  everything
 #   scripts/test.sh --no-device      the model's unit tests only (no QEMU,
 #                                    no plugin)
+#   scripts/test.sh --quick          the edit-build-test loop: the model's
+#                                    unit tests, the CLI, docs and device
+#                                    suites; no guest boots, no plugin
 #   scripts/test.sh -- ARGS          extra arguments for `meson test`
 #
 # Environment: BUILD_DIR (default ./build), QEMU_SRC (a QEMU 10.0+ tree
@@ -18,11 +21,14 @@ set -euo pipefail
 device=enabled
 plugin=enabled
 extra=()
+suites=()
 while [ $# -gt 0 ]; do
     case $1 in
     --no-device) device=disabled; plugin=disabled ;;
+    --quick) plugin=disabled
+             suites=(--suite unit --suite cli --suite docs --suite device) ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
     shift
@@ -45,7 +51,8 @@ h3100_log "building (QEMU's first build takes a while; later ones are incrementa
 meson compile -C "$build"
 
 status=0
-meson test -C "$build" --print-errorlogs --num-processes 1 "${extra[@]}" ||
+meson test -C "$build" --print-errorlogs --num-processes 1 "${suites[@]}" \
+    "${extra[@]}" ||
     status=$?
 
 # One plain summary line, whatever runner reads this output.

@@ -1,0 +1,596 @@
+#!/usr/bin/env python3
+"""Check what the README and docs/ say against the code.
+
+Kinds of claim checked (each a TAP line):
+  paths      every repository path a doc names in backticks or a link exists
+  commands   every option a doc's shell block passes to one of our scripts
+             or tools is in that program's --help
+  tests      every meson test a doc names (`guest-NAME`, `device-NAME`,
+             `plugin-...`) is registered
+  functions  every `name()` a doc names is defined here or in QEMU
+  cmd-table  docs/usage.md's *Commands* table is the drive's command sets
+             (include/h3100/nvme-cmds.h, read by the C preprocessor)
+  log-table  its *Log pages* table is the cases of h3100_log_page()
+  feat-table its *Features* table is h3100_features[]
+  props      its *Properties* table names every property of
+             `-device dapustor-h3100,help`, and each default it gives in
+             one backticked word is that help's default
+  state-ver  the newest device state version its *Persistent drive state*
+             names is H3100_DS_VERSION
+
+Usage: check_docs.py [--build DIR] [--qemu BIN] [--qemu-src DIR] [ROOT]
+       check_docs.py --self-test [options] [ROOT]
+--self-test plants one wrong claim of each kind in a copy of ROOT and
+fails unless the check then fails on exactly that kind.
+Checks whose input is missing (no build dir, no QEMU) are skipped (TAP
+SKIP), never passed.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+DOCS = ["README.md", "docs/*.md", "tests/*/README.md", "docs/procedures/*.md"]
+TOP = ("scripts/", "tests/", "hw/", "models/", "include/", "tools/",
+       "docs/", "plugin/", ".ci/")
+SRC_DIRS = ("hw", "models", "include", "tools", "tests", "plugin")
+
+
+class Ctx:
+    def __init__(self, root, build, qemu, qemu_src):
+        self.root = pathlib.Path(root)
+        self.build = pathlib.Path(build) if build else None
+        self.qemu = qemu
+        self.qemu_src = pathlib.Path(qemu_src) if qemu_src else None
+        self._src = None
+
+    def docs(self):
+        for pat in DOCS:
+            yield from sorted(self.root.glob(pat))
+
+    def rel(self, p):
+        return str(p.relative_to(self.root))
+
+    def sources(self):
+        """the text of every C, header, shell and Python file of ours"""
+        if self._src is None:
+            self._src = []
+            for d in SRC_DIRS + ("scripts",):
+                for p in sorted((self.root / d).rglob("*")):
+                    if p.suffix in (".c", ".h", ".sh", ".py", ".in") \
+                            and p.is_file():
+                        self._src.append(p.read_text(errors="replace"))
+        return self._src
+
+
+class Skip(Exception):
+    pass
+
+
+def code_spans(text):
+    """(line number, backticked text) outside fenced blocks; a span may
+    go over a line break"""
+    lines, prose = text.split("\n"), []
+    fence = False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            prose.append("")
+        else:
+            prose.append("" if fence else line)
+    body = "\n".join(prose)
+    for m in re.finditer(r"`([^`]+)`", body):
+        if m.group(1).count("\n") <= 1:
+            yield body.count("\n", 0, m.start()) + 1, \
+                " ".join(m.group(1).split())
+
+
+def shell_lines(text):
+    """(line number, command) of ```sh blocks, continuations joined"""
+    fence, lang, acc, first = False, "", "", 0
+    for n, line in enumerate(text.split("\n"), 1):
+        s = line.strip()
+        if s.startswith("```"):
+            fence, lang = (not fence), s[3:].strip()
+            continue
+        if not fence or lang not in ("sh", "bash", "shell"):
+            continue
+        if not acc:
+            first = n
+        acc += " " + line.split(" #")[0].rstrip().rstrip("\\")
+        if not line.rstrip().endswith("\\"):
+            yield first, acc.strip()
+            acc = ""
+
+
+def table(text, heading):
+    """rows (line number, cells) of the first table after HEADING"""
+    lines = text.split("\n")
+    try:
+        i = next(k for k, l in enumerate(lines)
+                 if re.match(r"#+\s+" + re.escape(heading) + r"\s*$", l))
+    except StopIteration:
+        return []
+    rows, started = [], False
+    for k in range(i + 1, len(lines)):
+        l = lines[k]
+        if l.startswith("|"):
+            started = True
+            cells = [c.strip() for c in l.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                rows.append((k + 1, cells))
+        elif started or l.startswith("#"):
+            break
+    return rows[1:]                      # without the header row
+
+
+# ---- paths --------------------------------------------------------------
+
+PATH_RE = re.compile(r"^(\.?[\w./+-]+)")
+
+
+def path_claims(ctx, p, text):
+    for n, span in code_spans(text):
+        tok = span.split()[0] if span.split() else ""
+        if tok.startswith("build/tools/"):
+            yield n, tok, ctx.root / "tools" / (tok.split("/")[2] + ".c")
+            continue
+        if not tok.startswith(TOP) or any(c in tok for c in "*<>{}$[|"):
+            continue
+        m = PATH_RE.match(tok)
+        path = m.group(1).rstrip(".,:;")
+        if re.search(r"/[A-Z]+(\.|/|$)", path):       # a placeholder: NAME
+            continue
+        yield n, path, ctx.root / path
+    for m in re.finditer(r"\]\(([^)#\s]+)", text):
+        target = m.group(1)
+        if "://" in target:
+            continue
+        n = text.count("\n", 0, m.start()) + 1
+        yield n, target, p.parent / target
+
+
+def check_paths(ctx):
+    bad = []
+    for p in ctx.docs():
+        text = p.read_text()
+        for n, shown, path in path_claims(ctx, p, text):
+            # QEMU's own files (tests/qtest/fuzz/...) are named too
+            if not os.path.exists(path) and not (
+                    ctx.qemu_src and (ctx.qemu_src / shown).exists()):
+                bad.append(f"{ctx.rel(p)}:{n}: names {shown}, which does "
+                           "not exist")
+    return bad
+
+
+# ---- commands -----------------------------------------------------------
+
+def program_of(ctx, word):
+    if word.startswith("build/tools/"):
+        if not ctx.build:
+            raise Skip("no build directory")
+        return ctx.build / "tools" / word.split("/")[2]
+    if word.startswith(("scripts/", "tests/")) and word.endswith(
+            (".sh", ".py")):
+        return ctx.root / word
+    return None
+
+
+def help_text(prog, cache):
+    if prog not in cache:
+        try:
+            r = subprocess.run([str(prog), "--help"], capture_output=True,
+                               text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            cache[prog] = r.stdout + r.stderr
+        except (OSError, subprocess.TimeoutExpired) as e:
+            cache[prog] = f"<cannot run: {e}>"
+    return cache[prog]
+
+
+# scripts that hand the options they do not know to another
+PASSES_ON = {"scripts/sql-compare.sh": ["scripts/sql-bench.sh"],
+             "scripts/main.sh": ["scripts/sql-bench.sh",
+                                 "scripts/sql-compare.sh",
+                                 "build/tools/h3100-sim"]}
+
+
+def passes_on(ctx, prog):
+    progs = []
+    if ctx.root in prog.parents:
+        for w in PASSES_ON.get(ctx.rel(prog), []):
+            try:
+                progs.append(program_of(ctx, w))
+            except Skip:
+                pass
+    return progs
+
+
+def check_commands(ctx):
+    bad, cache, skipped = [], {}, []
+    for p in ctx.docs():
+        for n, cmd in shell_lines(p.read_text()):
+            words = cmd.replace("(", " ").replace(";", " ; ").split()
+            prog = None
+            for w in words:
+                if "$" in w:
+                    continue
+                if w in (";", "&&", "||", "|"):
+                    prog = None
+                    continue
+                try:
+                    found = program_of(ctx, w)
+                except Skip as e:
+                    skipped.append(str(e))
+                    prog = None
+                    continue
+                if found is not None:
+                    prog = found
+                    if not prog.exists():
+                        bad.append(f"{ctx.rel(p)}:{n}: runs {w}, which does "
+                                   "not exist")
+                        prog = None
+                    continue
+                if prog is None or not w.startswith("--") or \
+                        w in ("--", "--help"):
+                    continue
+                opt = w.split("=")[0]
+                helps = [help_text(q, cache)
+                         for q in [prog] + passes_on(ctx, prog)]
+                if not any(re.search(re.escape(opt) + r"(?![\w-])", h)
+                           for h in helps):
+                    bad.append(f"{ctx.rel(p)}:{n}: {opt} is not an option "
+                               f"of {ctx.rel(prog) if ctx.root in prog.parents else prog.name} (--help)")
+    if skipped and not cache:
+        raise Skip(skipped[0])
+    return bad
+
+
+# ---- tests --------------------------------------------------------------
+
+def registered_tests(ctx):
+    if not ctx.build or not (ctx.build / "meson-info").is_dir():
+        raise Skip("no configured build directory")
+    r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise Skip("meson introspect --tests failed")
+    names = {t["name"] for t in json.loads(r.stdout)}
+    return names
+
+
+def check_tests(ctx):
+    names = registered_tests(ctx)
+    bad = []
+    pat = re.compile(r"^(guest|device|plugin|plugin-device|plugin-guest)-"
+                     r"[a-z0-9-]+$")
+    for p in ctx.docs():
+        for n, span in code_spans(p.read_text()):
+            if pat.match(span) and span not in names:
+                bad.append(f"{ctx.rel(p)}:{n}: names test {span}, which "
+                           "meson does not register")
+    return bad
+
+
+# ---- functions ----------------------------------------------------------
+
+def check_functions(ctx):
+    bad, seen = [], {}
+    qemu = None
+    for p in ctx.docs():
+        for n, span in code_spans(p.read_text()):
+            m = re.fullmatch(r"([a-z_][a-z0-9_]*)\(\)", span)
+            if not m:
+                continue
+            name = m.group(1)
+            if name not in seen:
+                defn = re.compile(r"(^|[\s*])" + name +
+                                  r"\s*\([^;]*$|#define\s+" + name +
+                                  r"\b|^" + name + r"\s*\(\)", re.M)
+                seen[name] = any(defn.search(t) for t in ctx.sources())
+                if not seen[name] and ctx.qemu_src:
+                    if qemu is None:
+                        qemu = ctx.qemu_src
+                    r = subprocess.run(
+                        ["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
+                         "--include=*.c", "--include=*.h", str(qemu)],
+                        capture_output=True)
+                    seen[name] = r.returncode == 0
+            if not seen[name]:
+                bad.append(f"{ctx.rel(p)}:{n}: names {name}(), defined "
+                           "nowhere")
+    return bad
+
+
+# ---- tables -------------------------------------------------------------
+
+def constants(ctx):
+    """NAME -> value of the #defines and enumerators we and QEMU have"""
+    vals = {}
+    files = list((ctx.root / "hw").glob("*.h")) + \
+        list((ctx.root / "include/h3100").glob("*.h"))
+    if ctx.qemu_src:
+        files.append(ctx.qemu_src / "include/block/nvme.h")
+    for f in files:
+        if not f.exists():
+            continue
+        for m in re.finditer(r"^\s*(?:#define\s+(\w+)\s+|(\w+)\s*=\s*)"
+                             r"(0x[0-9a-fA-F]+|\d+)\b", f.read_text(), re.M):
+            vals.setdefault(m.group(1) or m.group(2), int(m.group(3), 0))
+    return vals
+
+
+def cases_of(text, start, end):
+    a = text.index(start)
+    b = text.index(end, a)
+    return re.findall(r"\bcase\s+(\w+)\s*:", text[a:b])
+
+
+def hexes(cell):
+    return [int(h, 16) for h in re.findall(r"\b([0-9A-F]{2})h\b", cell)]
+
+
+def set_diff(what, doc, code, where):
+    bad = []
+    for k in sorted(doc - code):
+        bad.append(f"{where}: {what} {k} is in the doc, not in the code")
+    for k in sorted(code - doc):
+        bad.append(f"{where}: {what} {k} is in the code, not in the doc")
+    return bad
+
+
+def nvme_cmds(ctx):
+    src = ("#include \"h3100/nvme-cmds.h\"\n"
+           "#define D(op, id, fn, name, ...) ADMIN op\n"
+           "#define E(op, id, fn, name, ...) IO op\n"
+           "H3100_ADMIN_COMMANDS(D)\nH3100_IO_COMMANDS(E)\n")
+    r = subprocess.run(["cpp", "-P", "-I", str(ctx.root / "include"), "-"],
+                       input=src, capture_output=True, text=True)
+    if r.returncode:
+        return None
+    toks = r.stdout.split()
+    return {("admin" if toks[i] == "ADMIN" else "NVM", int(toks[i + 1], 0))
+            for i in range(0, len(toks) - 1) if toks[i] in ("ADMIN", "IO")}
+
+
+def check_cmd_table(ctx):
+    usage = ctx.root / "docs/usage.md"
+    code = nvme_cmds(ctx)
+    if code is None:
+        return ["include/h3100/nvme-cmds.h: the C preprocessor cannot read "
+                "it"]
+    doc = set()
+    for n, cells in table(usage.read_text(), "Commands"):
+        for op in hexes(cells[1]):
+            doc.add((cells[0], op))
+    fmt = {(s, f"{s} {o:02X}h") for s, o in doc}
+    return set_diff("command", {f for _, f in fmt},
+                    {f"{s} {o:02X}h" for s, o in code},
+                    "docs/usage.md *Commands* vs include/h3100/nvme-cmds.h")
+
+
+def check_log_table(ctx):
+    vals = constants(ctx)
+    text = (ctx.root / "hw/h3100-log.c").read_text()
+    code = set()
+    start = re.search(r"^\w[\w ]* \**h3100_log_page\(", text, re.M)
+    for name in cases_of(text, start.group(0), "\n}\n"):
+        if name not in vals:
+            if not ctx.qemu_src:
+                raise Skip(f"{name}: no QEMU source for its value")
+            return [f"hw/h3100-log.c: cannot resolve {name}"]
+        code.add(vals[name])
+    doc = set()
+    for n, cells in table((ctx.root / "docs/usage.md").read_text(),
+                          "Log pages"):
+        doc.update(hexes(cells[0]))
+    return set_diff("log page", {f"{v:02X}h" for v in doc},
+                    {f"{v:02X}h" for v in code},
+                    "docs/usage.md *Log pages* vs h3100_log_page()")
+
+
+def check_feat_table(ctx):
+    vals = constants(ctx)
+    text = (ctx.root / "hw/h3100-features.c").read_text()
+    a = text.index("{", text.index("h3100_features[256] = {"))
+    body = text[a:text.index("};", a)]
+    code = set()
+    for name in re.findall(r"\[(\w+)\]\s*=", body):
+        if name not in vals:
+            if not ctx.qemu_src:
+                raise Skip(f"{name}: no QEMU source for its value")
+            return [f"hw/h3100-features.c: cannot resolve {name}"]
+        code.add(vals[name])
+    doc = set()
+    for n, cells in table((ctx.root / "docs/usage.md").read_text(),
+                          "Features"):
+        doc.update(hexes(cells[0]))
+    return set_diff("feature", {f"{v:02X}h" for v in doc},
+                    {f"{v:02X}h" for v in code},
+                    "docs/usage.md *Features* vs h3100_features[]")
+
+
+def device_help(ctx):
+    if not ctx.qemu or not os.access(ctx.qemu, os.X_OK):
+        raise Skip("no QEMU binary with the device")
+    r = subprocess.run([ctx.qemu, "-nodefaults", "-machine", "none",
+                        "-device", "dapustor-h3100,help"],
+                       capture_output=True, text=True, timeout=60)
+    props = {}
+    for line in r.stdout.split("\n"):
+        m = re.match(r"\s+([\w-]+)=<[^>]*>.*?(?:\(default: (.*)\))?\s*$",
+                     line)
+        if m:
+            props[m.group(1)] = (m.group(2) or "").strip('"')
+    if not props:
+        return None
+    return props
+
+
+def check_props(ctx):
+    props = device_help(ctx)
+    if props is None:
+        return ["-device dapustor-h3100,help printed no properties"]
+    usage = ctx.root / "docs/usage.md"
+    rows = table(usage.read_text(), "Properties")
+    doc = {}
+    for n, cells in rows:
+        for name in re.findall(r"`([\w-]+)`", cells[0]):
+            doc[name] = (n, cells[1])
+    # QEMU's own properties of every PCI device are not the drive's
+    generic = {"addr", "romfile", "romsize", "rombar", "multifunction",
+               "x-pcie-lnksta-dllla", "x-pcie-extcap-init",
+               "failover_pair_id", "acpi-index", "x-pcie-err-unc-mask",
+               "x-pcie-ari-nextfn-1", "x-max-bounce-buffer-size",
+               "sriov-pf", "busnr", "x-pcie-ext-tag"}
+    where = "docs/usage.md *Properties* vs -device dapustor-h3100,help"
+    bad = [f"{where}: property {k} is in the doc, not in the code"
+           for k in sorted(set(doc) - set(props))]
+    # the read-only and action properties have their own paragraphs
+    named = {span for _, span in code_spans(usage.read_text())}
+    bad += [f"{where}: property {k} is in the code, not in the doc"
+            for k in sorted(set(props) - generic - set(doc) - named)]
+    for name, (n, default) in doc.items():
+        m = re.fullmatch(r"`([^`\s]+)`", default)
+        if name in props and m and props[name] and \
+                m.group(1) != props[name]:
+            bad.append(f"docs/usage.md:{n}: {name} defaults to "
+                       f"{m.group(1)}, the device's help says "
+                       f"{props[name]}")
+    return bad
+
+
+def check_state_ver(ctx):
+    m = re.search(r"#define\s+H3100_DS_VERSION\s+(\d+)",
+                  (ctx.root / "hw/h3100-state.c").read_text())
+    code = int(m.group(1))
+    text = (ctx.root / "docs/usage.md").read_text()
+    a = text.index("## Persistent drive state")
+    b = text.index("\n## ", a + 1)
+    said = [int(v) for v in re.findall(r"\bversions? (\d+)", text[a:b])]
+    said += [int(v) for v in re.findall(r"\bversions? \d+-(\d+)", text[a:b])]
+    if not said or max(said) != code:
+        return [f"docs/usage.md *Persistent drive state*: newest version "
+                f"named {max(said) if said else 'none'}, H3100_DS_VERSION "
+                f"is {code}"]
+    return []
+
+
+CHECKS = [
+    ("paths", check_paths),
+    ("commands", check_commands),
+    ("tests", check_tests),
+    ("functions", check_functions),
+    ("cmd-table", check_cmd_table),
+    ("log-table", check_log_table),
+    ("feat-table", check_feat_table),
+    ("props", check_props),
+    ("state-ver", check_state_ver),
+]
+
+
+def run(ctx, out=sys.stdout):
+    """TAP lines; returns the kinds that failed"""
+    failed = []
+    print(f"1..{len(CHECKS)}", file=out)
+    for i, (kind, fn) in enumerate(CHECKS, 1):
+        try:
+            bad = fn(ctx)
+        except Skip as e:
+            print(f"ok {i} - {kind} # SKIP {e}", file=out)
+            continue
+        for b in bad:
+            print(f"# {b}", file=out)
+        print(f"{'not ok' if bad else 'ok'} {i} - {kind}", file=out)
+        if bad:
+            failed.append(kind)
+    return failed
+
+
+# ---- self test: one planted wrong claim per kind --------------------------
+
+def plant(root, path, old, new):
+    p = root / path
+    text = p.read_text()
+    if old not in text:
+        raise SystemExit(f"self-test: {path} no longer has {old!r}")
+    p.write_text(text.replace(old, new, 1))
+
+
+PLANTS = [
+    ("paths", "docs/usage.md", "## Commands\n",
+     "## Commands\n\nSee `scripts/no-such-script.sh`.\n"),
+    ("commands", "docs/guest.md", "scripts/guest-image.sh ",
+     "scripts/guest-image.sh --no-such-option "),
+    ("tests", "docs/guest.md", "## Quick start\n",
+     "## Quick start\n\nRun `guest-no-such-test`.\n"),
+    ("functions", "docs/usage.md", "## Commands\n",
+     "## Commands\n\nSee `h3100_no_such_function()`.\n"),
+    ("cmd-table", "docs/usage.md", "| admin | 84h | Sanitize |",
+     "| admin | 86h | Get LBA Status | planted |\n| admin | 84h | Sanitize |"),
+    ("log-table", "docs/usage.md", "| 05h | Commands Supported and Effects",
+     "| 09h | Endurance Group | planted |\n| 05h | Commands Supported and "
+     "Effects"),
+    ("feat-table", "docs/usage.md", "| 0Eh | Timestamp |",
+     "| 0Ch | Autonomous Power State Transition | planted |\n"
+     "| 0Eh | Timestamp |"),
+    ("props", "docs/usage.md", "| `max-ioqpairs` | `128` |",
+     "| `max-ioqpairs` | `64` |"),
+    ("state-ver", "docs/usage.md", "since version 5",
+     "since version 4"),
+]
+
+
+def self_test(ctx):
+    with tempfile.TemporaryDirectory(prefix="h3100-docs-") as tmp:
+        copy = pathlib.Path(tmp) / "root"
+        top = pathlib.Path(ctx.root).resolve()
+
+        def build_trees(d, names):
+            if pathlib.Path(d).resolve() != top:
+                return []
+            return [n for n in names if n == ".git" or n.startswith("build")]
+        shutil.copytree(ctx.root, copy, symlinks=True, ignore=build_trees)
+        base = Ctx(copy, ctx.build, ctx.qemu, ctx.qemu_src)
+        print("1..%d" % (len(PLANTS) + 1))
+        with open(os.devnull, "w") as null:
+            clean = run(base, null)
+        print(f"{'not ok' if clean else 'ok'} 1 - the unplanted copy passes"
+              + (f" (fails {clean})" if clean else ""))
+        ok = not clean
+        for i, (kind, path, old, new) in enumerate(PLANTS, 2):
+            saved = (copy / path).read_text()
+            plant(copy, path, old, new)
+            base = Ctx(copy, ctx.build, ctx.qemu, ctx.qemu_src)
+            with open(os.devnull, "w") as null:
+                failed = run(base, null)
+            (copy / path).write_text(saved)
+            good = failed == [kind]
+            ok &= good
+            print(f"{'ok' if good else 'not ok'} {i} - a wrong {kind} claim "
+                  f"fails {kind} only (failed: {', '.join(failed) or 'none'})")
+        return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("root", nargs="?",
+                    default=pathlib.Path(__file__).resolve().parents[2])
+    ap.add_argument("--build")
+    ap.add_argument("--qemu")
+    ap.add_argument("--qemu-src")
+    ap.add_argument("--self-test", action="store_true")
+    a = ap.parse_args()
+    ctx = Ctx(a.root, a.build, a.qemu, a.qemu_src)
+    if a.self_test:
+        return 0 if self_test(ctx) else 1
+    return 1 if run(ctx) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
