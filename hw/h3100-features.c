@@ -5,8 +5,9 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * What is supported is h3100_features[] below: one entry per feature,
- * read by Get and Set Features.  Nothing is saveable; Get Features
+ * What is supported is include/h3100/features.h, expanded into
+ * h3100_features[] below: one entry per feature, read by Get and Set
+ * Features.  Nothing is saveable; Get Features
  * honours SEL (current, default, saved = default, supported
  * capabilities).
  */
@@ -299,30 +300,20 @@ typedef struct H3100Feature {
     uint16_t (*get)(H3100State *s, H3100Req *req, uint32_t dw11, bool dflt);
     uint16_t (*set)(H3100State *s, H3100Req *req, uint32_t dw11);
     uint32_t cap;                     /* Get Features SEL=3 */
+    const char *name;                 /* trace events */
 } H3100Feature;
 
-#define H3100_FEAT(get, set)    { get, set, NVME_FEAT_CAP_CHANGE }
+#define H3100_FCAP      NVME_FEAT_CAP_CHANGE
+#define H3100_FCAP_NS   (NVME_FEAT_CAP_CHANGE | NVME_FEAT_CAP_NS)
 
-/* The features: an FID without an entry is not supported. */
+/* a table entry from a line of include/h3100/features.h */
+#define H3100_FEAT_ENTRY(fid, id, handler, feat_name, feat_cap) \
+    [fid] = { .get = h3100_get_##handler, .set = h3100_set_##handler, \
+              .cap = feat_cap, .name = feat_name },
+
+/* The features (include/h3100/features.h): without an entry, none. */
 static const H3100Feature h3100_features[256] = {
-    [NVME_ARBITRATION] = H3100_FEAT(h3100_get_arb, h3100_set_arb),
-    [NVME_POWER_MANAGEMENT] = H3100_FEAT(h3100_get_pm, h3100_set_pm),
-    [NVME_TEMPERATURE_THRESHOLD] = H3100_FEAT(h3100_get_temp,
-                                              h3100_set_temp),
-    [NVME_ERROR_RECOVERY] = {
-        h3100_get_err_rec, h3100_set_err_rec,
-        NVME_FEAT_CAP_CHANGE | NVME_FEAT_CAP_NS },
-    [NVME_VOLATILE_WRITE_CACHE] = H3100_FEAT(h3100_get_vwc, h3100_set_vwc),
-    [NVME_NUMBER_OF_QUEUES] = H3100_FEAT(h3100_get_nq, h3100_set_nq),
-    [NVME_INTERRUPT_COALESCING] = H3100_FEAT(h3100_get_intc,
-                                             h3100_set_intc),
-    [NVME_INTERRUPT_VECTOR_CONF] = H3100_FEAT(h3100_get_ivc,
-                                              h3100_set_ivc),
-    [NVME_WRITE_ATOMICITY] = H3100_FEAT(h3100_get_wan, h3100_set_wan),
-    [NVME_ASYNCHRONOUS_EVENT_CONF] = H3100_FEAT(h3100_get_aec,
-                                                h3100_set_aec),
-    [NVME_TIMESTAMP] = H3100_FEAT(h3100_get_ts, h3100_set_ts),
-    [H3100_FEAT_HCTM] = H3100_FEAT(h3100_get_hctm, h3100_set_hctm),
+    H3100_FEATURES(H3100_FEAT_ENTRY)
 };
 
 static uint16_t h3100_feature_nsid(H3100State *s, const H3100Feature *f,
@@ -348,7 +339,8 @@ uint16_t h3100_get_features(H3100State *s, H3100Req *req)
     uint8_t sel = NVME_GETFEAT_SELECT(dw10);
     uint16_t status;
 
-    trace_h3100_admin_get_features(NVME_GETSETFEAT_FID(dw10), sel, dw11);
+    trace_h3100_admin_get_features(NVME_GETSETFEAT_FID(dw10),
+                                   f->name ?: "unsupported", sel, dw11);
     if (!f->get) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
@@ -372,7 +364,8 @@ uint16_t h3100_set_features(H3100State *s, H3100Req *req)
     const H3100Feature *f = &h3100_features[NVME_GETSETFEAT_FID(dw10)];
     uint16_t status;
 
-    trace_h3100_admin_set_features(NVME_GETSETFEAT_FID(dw10), dw11);
+    trace_h3100_admin_set_features(NVME_GETSETFEAT_FID(dw10),
+                                   f->name ?: "unsupported", dw11);
     if (!f->set) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }

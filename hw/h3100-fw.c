@@ -145,7 +145,7 @@ uint16_t h3100_fw_commit(H3100State *s, H3100Req *req)
         if (NVME_AEC_FW_ACTIVATION(s->feat.aec)) {
             h3100_aer_enqueue(s, NVME_AER_TYPE_NOTICE,
                               H3100_AER_INFO_FW_ACT_STARTING,
-                              NVME_LOG_FW_SLOT_INFO);
+                              H3100_LOG_FW_SLOT);
         }
         trace_h3100_fw_activate(fs);
         s->fw.active = fs;

@@ -5,10 +5,10 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The pages served are the cases of h3100_log_page() below, each with
- * its fill function (here, or in h3100-dapustor-log.c and
- * h3100-telemetry-log.c); docs/usage.md's table of log pages is checked
- * against that switch (tests/docs/check_docs.py).
+ * The pages served are include/h3100/log-pages.h: Get Log Page
+ * dispatches through h3100_log_pages[], one handler per page (here; the
+ * telemetry pages in h3100-telemetry-log.c, the DapuStor ones' fill in
+ * h3100-dapustor-log.c).
  */
 
 #include "qemu/osdep.h"
@@ -154,17 +154,17 @@ void h3100_health_check(H3100State *s)
     if (fresh & NVME_SMART_SPARE) {
         h3100_aer_enqueue(s, NVME_AER_TYPE_SMART,
                           NVME_AER_INFO_SMART_SPARE_THRESH,
-                          NVME_LOG_SMART_INFO);
+                          H3100_LOG_SMART);
     }
     if (fresh & NVME_SMART_TEMPERATURE) {
         h3100_aer_enqueue(s, NVME_AER_TYPE_SMART,
                           NVME_AER_INFO_SMART_TEMP_THRESH,
-                          NVME_LOG_SMART_INFO);
+                          H3100_LOG_SMART);
     }
     if (fresh & (NVME_SMART_RELIABILITY | NVME_SMART_MEDIA_READ_ONLY)) {
         h3100_aer_enqueue(s, NVME_AER_TYPE_SMART,
                           NVME_AER_INFO_SMART_RELIABILITY,
-                          NVME_LOG_SMART_INFO);
+                          H3100_LOG_SMART);
     }
 }
 
@@ -492,57 +492,122 @@ uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
     return h3100_dma_to_host(s, req, buf, len);
 }
 
-static uint16_t h3100_log_page(H3100State *s, H3100Req *req, uint8_t lid,
-                               uint8_t lsp, bool rae, uint64_t off,
-                               uint64_t len)
+/* what a page's handler is asked for */
+typedef struct H3100LogArgs {
+    uint8_t lid;
+    uint8_t lsp;
+    bool rae;
+    uint64_t off;
+    uint64_t len;
+} H3100LogArgs;
+
+typedef uint16_t H3100LogFn(H3100State *s, H3100Req *req,
+                            const H3100LogArgs *a);
+
+static uint16_t h3100_log_error(H3100State *s, H3100Req *req,
+                                const H3100LogArgs *a)
+{
+    return h3100_log_xfer(s, req, s->errlog, sizeof(s->errlog), a->off,
+                          a->len);
+}
+
+static uint16_t h3100_log_smart(H3100State *s, H3100Req *req,
+                                const H3100LogArgs *a)
 {
     NvmeSmartLog smart = { 0 };
-    NvmeFwSlotInfoLog fw = { 0 };
-    g_autofree NvmeEffectsLog *eff = NULL;
-    uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
-    H3100VendorLog vlog = { 0 };
-    H3100DapuSmartLog dapu = { 0 };
-    H3100DapuExtLog dapu_ext = { 0 };
 
-    switch (lid) {
-    case NVME_LOG_ERROR_INFO:
-        return h3100_log_xfer(s, req, s->errlog, sizeof(s->errlog),
-                              off, len);
-    case NVME_LOG_SMART_INFO:
-        h3100_fill_smart(s, &smart);
-        return h3100_log_xfer(s, req, &smart, sizeof(smart), off, len);
-    case NVME_LOG_FW_SLOT_INFO:
-        h3100_fill_fw_slot(s, &fw);
-        return h3100_log_xfer(s, req, &fw, sizeof(fw), off, len);
-    case NVME_LOG_CMD_EFFECTS:
-        eff = g_new0(NvmeEffectsLog, 1);
-        h3100_fill_effects(eff);
-        return h3100_log_xfer(s, req, eff, sizeof(*eff), off, len);
-    case NVME_LOG_CHANGED_NSLIST:
-        return h3100_ns_changed_log(s, req, off, len, rae);
-    case H3100_LOG_SELF_TEST:
-        return h3100_self_test_log(s, req, off, len);
-    case H3100_LOG_TELEMETRY_HOST:
-    case H3100_LOG_TELEMETRY_CTRL:
-        return h3100_tlog_get(s, req, lid, lsp, off, len);
-    case H3100_LOG_SANITIZE:
-        return h3100_sanitize_log(s, req, off, len);
-    case H3100_LOG_OCP_SMART:
-        h3100_fill_ocp_smart(s, page);
-        return h3100_log_xfer(s, req, page, H3100_OCP_SMART_BYTES, off, len);
-    case H3100_LOG_DAPU_SMART:
-        h3100_fill_dapu_smart(s, &dapu);
-        return h3100_log_xfer(s, req, &dapu, sizeof(dapu), off, len);
-    case H3100_LOG_DAPU_EXT:
-        h3100_fill_dapu_ext(s, &dapu_ext);
-        return h3100_log_xfer(s, req, &dapu_ext, sizeof(dapu_ext), off, len);
-    case H3100_LOG_VENDOR:
-        h3100_fill_vendor(s, &vlog);
-        return h3100_log_xfer(s, req, &vlog, sizeof(vlog), off, len);
-    default:
-        return NVME_INVALID_LOG_ID | NVME_DNR;
-    }
+    h3100_fill_smart(s, &smart);
+    return h3100_log_xfer(s, req, &smart, sizeof(smart), a->off, a->len);
 }
+
+static uint16_t h3100_log_fw_slot(H3100State *s, H3100Req *req,
+                                  const H3100LogArgs *a)
+{
+    NvmeFwSlotInfoLog fw = { 0 };
+
+    h3100_fill_fw_slot(s, &fw);
+    return h3100_log_xfer(s, req, &fw, sizeof(fw), a->off, a->len);
+}
+
+static uint16_t h3100_log_changed_ns(H3100State *s, H3100Req *req,
+                                     const H3100LogArgs *a)
+{
+    return h3100_ns_changed_log(s, req, a->off, a->len, a->rae);
+}
+
+static uint16_t h3100_log_effects(H3100State *s, H3100Req *req,
+                                  const H3100LogArgs *a)
+{
+    g_autofree NvmeEffectsLog *eff = g_new0(NvmeEffectsLog, 1);
+
+    h3100_fill_effects(eff);
+    return h3100_log_xfer(s, req, eff, sizeof(*eff), a->off, a->len);
+}
+
+static uint16_t h3100_log_self_test(H3100State *s, H3100Req *req,
+                                    const H3100LogArgs *a)
+{
+    return h3100_self_test_log(s, req, a->off, a->len);
+}
+
+static uint16_t h3100_log_telemetry(H3100State *s, H3100Req *req,
+                                    const H3100LogArgs *a)
+{
+    return h3100_tlog_get(s, req, a->lid, a->lsp, a->off, a->len);
+}
+
+static uint16_t h3100_log_sanitize(H3100State *s, H3100Req *req,
+                                   const H3100LogArgs *a)
+{
+    return h3100_sanitize_log(s, req, a->off, a->len);
+}
+
+static uint16_t h3100_log_ocp_smart(H3100State *s, H3100Req *req,
+                                    const H3100LogArgs *a)
+{
+    uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
+
+    h3100_fill_ocp_smart(s, page);
+    return h3100_log_xfer(s, req, page, sizeof(page), a->off, a->len);
+}
+
+static uint16_t h3100_log_dapu_smart(H3100State *s, H3100Req *req,
+                                     const H3100LogArgs *a)
+{
+    H3100DapuSmartLog dapu = { 0 };
+
+    h3100_fill_dapu_smart(s, &dapu);
+    return h3100_log_xfer(s, req, &dapu, sizeof(dapu), a->off, a->len);
+}
+
+static uint16_t h3100_log_dapu_ext(H3100State *s, H3100Req *req,
+                                   const H3100LogArgs *a)
+{
+    H3100DapuExtLog ext = { 0 };
+
+    h3100_fill_dapu_ext(s, &ext);
+    return h3100_log_xfer(s, req, &ext, sizeof(ext), a->off, a->len);
+}
+
+static uint16_t h3100_log_vendor(H3100State *s, H3100Req *req,
+                                 const H3100LogArgs *a)
+{
+    H3100VendorLog vlog = { 0 };
+
+    h3100_fill_vendor(s, &vlog);
+    return h3100_log_xfer(s, req, &vlog, sizeof(vlog), a->off, a->len);
+}
+
+/* The pages served: include/h3100/log-pages.h, one handler each. */
+#define H3100_LOG_ENTRY(lid, id, handler, page_name) \
+    [lid] = { .fn = h3100_log_##handler, .name = page_name },
+
+static const struct {
+    H3100LogFn *fn;
+    const char *name;
+} h3100_log_pages[256] = {
+    H3100_LOG_PAGES(H3100_LOG_ENTRY)
+};
 
 uint16_t h3100_get_log(H3100State *s, H3100Req *req)
 {
@@ -555,9 +620,11 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     uint32_t nsid = le32_to_cpu(req->cmd.nsid);
     uint8_t lid = dw10 & 0xff;
     bool rae = dw10 & (1 << 15);
+    H3100LogArgs args;
     uint16_t status;
 
-    trace_h3100_admin_get_log(lid, off, len, rae);
+    trace_h3100_admin_get_log(lid, h3100_log_pages[lid].name ?: "unsupported",
+                              off, len, rae);
     if (off & 3) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
@@ -567,7 +634,14 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     if (nsid && nsid != NVME_NSID_BROADCAST && !h3100_ns_active(s, nsid)) {
         return NVME_INVALID_NSID | NVME_DNR;
     }
-    status = h3100_log_page(s, req, lid, (dw10 >> 8) & 0xf, rae, off, len);
+    if (!h3100_log_pages[lid].fn) {
+        return NVME_INVALID_LOG_ID | NVME_DNR;
+    }
+    args = (H3100LogArgs) {
+        .lid = lid, .lsp = (dw10 >> 8) & 0xf, .rae = rae, .off = off,
+        .len = len,
+    };
+    status = h3100_log_pages[lid].fn(s, req, &args);
     if (!status && !rae) {
         h3100_aer_log_read(s, lid);
     }

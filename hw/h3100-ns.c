@@ -173,7 +173,7 @@ void h3100_ns_changed(H3100State *s, uint32_t nsid)
     if (NVME_AEC_NS_ATTR(s->feat.aec)) {
         h3100_aer_enqueue(s, NVME_AER_TYPE_NOTICE,
                           NVME_AER_INFO_NOTICE_NS_ATTR_CHANGED,
-                          NVME_LOG_CHANGED_NSLIST);
+                          H3100_LOG_CHANGED_NS);
     }
 }
 

@@ -238,7 +238,7 @@ static void h3100_doorbell_error(H3100State *s, uint8_t info,
                     PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
                     info == NVME_AER_INFO_ERR_INVALID_DB_REGISTER ?
                     "does not exist," : "bad", val);
-    h3100_aer_enqueue(s, NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFO);
+    h3100_aer_enqueue(s, NVME_AER_TYPE_ERROR, info, H3100_LOG_ERROR);
 }
 
 static bool h3100_cq_head_valid(H3100CQueue *cq, uint32_t head)

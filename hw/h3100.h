@@ -35,6 +35,8 @@
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
 #include "h3100/nvme-cmds.h"
+#include "h3100/log-pages.h"
+#include "h3100/features.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -58,7 +60,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_FW_MAX_BYTES          (32 * MiB)
 #define H3100_FW_MAGIC              "H3FW"
 #define H3100_UNCOR_MAX             4096
-#define H3100_FEAT_HCTM             0x10        /* host thermal management */
 #define H3100_HCTM_MIN_K            273         /* MNTMT: 0 C */
 #define H3100_HCTM_MAX_K            353         /* MXTMT: the heavy level */
 #define H3100_EDSTT_MIN             10          /* extended self-test, min */
@@ -85,10 +86,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_SC_NS_ID_UNAVAILABLE      0x0116
 #define H3100_SC_THIN_PROV_UNSUPPORTED  0x011b
 
-#define H3100_LOG_SELF_TEST         0x06
-#define H3100_LOG_SANITIZE          0x81
-#define H3100_LOG_OCP_SMART         0xc0        /* OCP SMART extended */
-#define H3100_LOG_VENDOR            0xd0        /* include/h3100/vlog.h */
 #define H3100_OCP_SMART_BYTES       512
 #define H3100_OCP_SMART_VERSION     3           /* OCP 1.0 layout */
 #define H3100_WAF_RING              64          /* health samples kept */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define H3100_LOG_DAPU_SMART        0xca
+#include "h3100/log-pages.h"      /* H3100_LOG_DAPU_* */
 
 typedef struct H3100DapuItem {
     uint8_t key;
@@ -61,7 +61,6 @@ typedef struct H3100DapuSmartLog {
  * twenty items, X(name, key).  DapuStor's keys are not public: ours
  * number the items.  Temperatures are degrees Celsius, power milliwatts.
  */
-#define H3100_LOG_DAPU_EXT          0xcb
 #define H3100_DAPU_EXT_ITEMS(X)                                             \
     X(sys_area_life_remain, 0x01)     /* % (the user area's; no SLC one) */ \
     X(nand_bytes_read, 0x02)          /* 32 MiB units */                    \

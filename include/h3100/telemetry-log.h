@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define H3100_LOG_TELEMETRY_HOST    0x07
-#define H3100_LOG_TELEMETRY_CTRL    0x08
+#include "h3100/log-pages.h"      /* H3100_LOG_TELEMETRY_* */
+
 #define H3100_TEL_BLOCK             512
 #define H3100_TEL_MAGIC             "H3TL"
 #define H3100_TEL_VERSION           1

@@ -512,6 +512,26 @@ size_t nh_opcodes(bool admin, const uint8_t **ops)
     return admin ? sizeof(admin_ops) : sizeof(io_ops);
 }
 
+#define NH_LOG_BYTE(lid, id, handler, name) lid,
+
+size_t nh_log_ids(const uint8_t **lids)
+{
+    static const uint8_t ids[] = { H3100_LOG_PAGES(NH_LOG_BYTE) };
+
+    *lids = ids;
+    return sizeof(ids);
+}
+
+#define NH_FEAT_BYTE(fid, id, handler, name, cap) fid,
+
+size_t nh_feature_ids(const uint8_t **fids)
+{
+    static const uint8_t ids[] = { H3100_FEATURES(NH_FEAT_BYTE) };
+
+    *fids = ids;
+    return sizeof(ids);
+}
+
 void nh_set_prps(NvmeHost *h, NvmeSqe *sqe, uint64_t addr, uint64_t len)
 {
     uint64_t first = NH_PAGE - (addr & (NH_PAGE - 1));

@@ -12,6 +12,8 @@
 
 #include "qtest.h"
 #include "h3100/nvme-cmds.h"
+#include "h3100/log-pages.h"
+#include "h3100/features.h"
 
 #define H3100_VENDOR_ID     0x1e3b
 #define H3100_DEVICE_ID     0x1098
@@ -63,30 +65,13 @@
 enum { H3100_ADMIN_COMMANDS(NH_OPCODE_ADM) };
 enum { H3100_IO_COMMANDS(NH_OPCODE_CMD) };
 
-/* Feature identifiers. */
-enum {
-    NVME_FEAT_ARBITRATION = 0x01,
-    NVME_FEAT_POWER_MGMT = 0x02,
-    NVME_FEAT_TEMP_THRESH = 0x04,
-    NVME_FEAT_ERROR_RECOVERY = 0x05,
-    NVME_FEAT_VWC = 0x06,
-    NVME_FEAT_NUM_QUEUES = 0x07,
-    NVME_FEAT_IRQ_COALESCE = 0x08,
-    NVME_FEAT_IRQ_CONFIG = 0x09,
-    NVME_FEAT_WRITE_ATOMIC = 0x0a,
-    NVME_FEAT_ASYNC_EVENT = 0x0b,
-    NVME_FEAT_TIMESTAMP = 0x0e,
-};
+/* Feature identifiers: NVME_FEAT_<ID>, the drive's (features.h). */
+#define NH_FEAT_ID(fid, id, handler, name, cap) NVME_FEAT_##id = fid,
+enum { H3100_FEATURES(NH_FEAT_ID) };
 
-/* Log identifiers. */
-enum {
-    NVME_LOG_ERROR = 0x01,
-    NVME_LOG_SMART = 0x02,
-    NVME_LOG_FW_SLOT = 0x03,
-    NVME_LOG_CMD_EFFECTS = 0x05,
-    NVME_LOG_SELF_TEST = 0x06,
-    NVME_LOG_SANITIZE = 0x81,
-};
+/* Log identifiers: NVME_LOG_<ID>, the drive's pages (log-pages.h). */
+#define NH_LOG_ID(lid, id, handler, name) NVME_LOG_##id = lid,
+enum { H3100_LOG_PAGES(NH_LOG_ID) };
 
 /* Status: (SCT << 8) | SC, without DNR and More. */
 enum {
@@ -284,6 +269,9 @@ const char *nh_status_name(uint16_t status);
 const char *nh_opcode_name(bool admin, uint8_t opc);
 /* the opcodes the drive implements; *ops points at a static array */
 size_t nh_opcodes(bool admin, const uint8_t **ops);
+/* the log pages the drive serves, and its features, likewise */
+size_t nh_log_ids(const uint8_t **lids);
+size_t nh_feature_ids(const uint8_t **fids);
 
 /* Data pointers: PRP1/PRP2 (with a PRP list if needed) for a buffer. */
 void nh_set_prps(NvmeHost *h, NvmeSqe *sqe, uint64_t addr, uint64_t len);

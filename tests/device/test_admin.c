@@ -519,6 +519,65 @@ START_TEST(test_effects_log_is_dispatch)
 }
 END_TEST
 
+/*
+ * Get Log Page serves exactly the drive's pages (include/h3100/
+ * log-pages.h), each answering a 512-byte read, every other LID Invalid
+ * Log Page; and the pages Identify promises without reading that list
+ * are among them: 01h-03h always, 05h by LPA, 07h / 08h by LPA's
+ * telemetry bit, 06h by OACS self-test, 81h by SANICAP, 04h by OAES's
+ * namespace attribute notice.
+ */
+START_TEST(test_log_pages_are_the_list)
+{
+    Dev *d = dev_open();
+    uint8_t id[4096], log[512];
+    bool listed[256] = { false };
+    const uint8_t *lids;
+    size_t n = nh_log_ids(&lids);
+    struct {
+        bool claimed;
+        uint8_t lid;
+        const char *by;
+    } promised[] = {
+        { true, 0x01, "NVMe (mandatory)" },
+        { true, 0x02, "NVMe (mandatory)" },
+        { true, 0x03, "NVMe (mandatory)" },
+        { false, 0x04, "OAES namespace attribute notices" },
+        { false, 0x05, "LPA bit 1" },
+        { false, 0x06, "OACS self-test" },
+        { false, 0x07, "LPA bit 3 (telemetry)" },
+        { false, 0x08, "LPA bit 3 (telemetry)" },
+        { false, 0x81, "SANICAP" },
+    };
+
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify");
+    promised[3].claimed = le32_at(id, 92) & (1 << 8);
+    promised[4].claimed = id[261] & (1 << 1);
+    promised[5].claimed = le16_at(id, 256) & (1 << 4);
+    promised[6].claimed = promised[7].claimed = id[261] & (1 << 3);
+    promised[8].claimed = le32_at(id, 328) & 7;
+    for (size_t i = 0; i < n; i++) {
+        listed[lids[i]] = true;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(promised); i++) {
+        ck_assert_msg(!promised[i].claimed || listed[promised[i].lid],
+                      "log %02Xh promised by %s, not served",
+                      promised[i].lid, promised[i].by);
+    }
+    for (unsigned lid = 0; lid < 256; lid++) {
+        uint16_t st = nh_get_log(d->h, lid, 0xffffffff, log, sizeof(log),
+                                 0);
+
+        if (listed[lid]) {
+            ck_status(st, 0, "log %02Xh, one of the drive's pages", lid);
+        } else {
+            ck_status(st, NVME_SC_INVALID_LOG_PAGE, "log %02Xh", lid);
+        }
+    }
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_log_errors)
 {
     Dev *d = dev_open();
@@ -557,6 +616,52 @@ static void feature_roundtrip(Dev *d, uint8_t fid, uint32_t value,
     ck_assert_msg((dw0 & mask) == (value & mask), "feature %02xh reads 0x%x "
                   "after setting 0x%x", fid, dw0, value);
 }
+
+/*
+ * Get Features answers exactly the drive's features (include/h3100/
+ * features.h), every other FID Invalid Field; and the features NVMe 1.3
+ * makes mandatory, and those Identify promises (ONCS timestamp, HCTMA),
+ * are among them.
+ */
+START_TEST(test_features_are_the_list)
+{
+    static const struct {
+        unsigned word, bit;             /* Identify's field, or word 0 */
+        uint8_t fid;
+    } promised[] = {
+        { 0, 0, 0x01 }, { 0, 0, 0x02 }, { 0, 0, 0x04 }, { 0, 0, 0x05 },
+        { 0, 0, 0x07 }, { 0, 0, 0x08 }, { 0, 0, 0x09 }, { 0, 0, 0x0a },
+        { 0, 0, 0x0b },
+        { 520, 6, 0x0e },               /* ONCS Timestamp */
+        { 322, 0, 0x10 },               /* HCTMA */
+    };
+    bool listed[256] = { false };
+    Dev *d = dev_open();
+    uint8_t id[4096];
+    const uint8_t *fids;
+    size_t n = nh_feature_ids(&fids);
+    uint32_t dw0;
+
+    ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify");
+    for (size_t i = 0; i < n; i++) {
+        listed[fids[i]] = true;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(promised); i++) {
+        bool claimed = !promised[i].word ||
+                       (le16_at(id, promised[i].word) & (1u << promised[i].bit));
+
+        ck_assert_msg(!claimed || listed[promised[i].fid], "feature %02Xh "
+                      "promised, not in the drive's list", promised[i].fid);
+    }
+    for (unsigned fid = 0; fid < 256; fid++) {
+        uint16_t st = nh_get_features(d->h, fid, 0, 0, &dw0);
+
+        ck_status(st, listed[fid] ? 0 : NVME_SC_INVALID_FIELD,
+                  "Get Features %02Xh", fid);
+    }
+    dev_close(d);
+}
+END_TEST
 
 START_TEST(test_features_roundtrip)
 {
@@ -1445,8 +1550,10 @@ int main(void)
     tcase_add_test(tc, test_log_firmware_slot);
     tcase_add_test(tc, test_log_commands_effects);
     tcase_add_test(tc, test_effects_log_is_dispatch);
+    tcase_add_test(tc, test_log_pages_are_the_list);
     tcase_add_test(tc, test_log_errors);
     tc = dev_tcase(s, "features");
+    tcase_add_test(tc, test_features_are_the_list);
     tcase_add_test(tc, test_features_roundtrip);
     tcase_add_test(tc, test_feature_write_atomicity);
     tcase_add_test(tc, test_features_select);

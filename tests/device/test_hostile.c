@@ -148,6 +148,14 @@ static void hostile_admin(Hostile *x)
         sqe.cdw10 = (1 + rnd(x, 4)) | (rnd(x, 64) << 16);
         sqe.cdw11 = 1 | (rnd(x, 3) << 16);
     }
+    if (sqe.opc == NVME_ADM_GET_LOG_PAGE && rnd(x, 2)) {
+        /* one of the drive's pages, any LSP / RAE and length */
+        const uint8_t *lids;
+        size_t nlids = nh_log_ids(&lids);
+
+        sqe.cdw10 = lids[rnd(x, nlids)] | (rnd(x, 256) << 8) |
+                    (rnd(x, 1024) << 16);
+    }
     nh_sq_put(x->d->h, x->d->h->admin, &sqe, false);
     nh_sq_ring(x->d->h, x->d->h->admin);
 }

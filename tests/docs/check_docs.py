@@ -10,8 +10,9 @@ Kinds of claim checked (each a TAP line):
   functions  every `name()` a doc names is defined here or in QEMU
   cmd-table  docs/usage.md's *Commands* table is the drive's command sets
              (include/h3100/nvme-cmds.h, read by the C preprocessor)
-  log-table  its *Log pages* table is the cases of h3100_log_page()
-  feat-table its *Features* table is h3100_features[]
+  log-table  its *Log pages* table is the drive's pages
+             (include/h3100/log-pages.h)
+  feat-table its *Features* table is include/h3100/features.h
   props      its *Properties* table names every property of
              `-device dapustor-h3100,help`, and each default it gives in
              one backticked word is that help's default
@@ -309,28 +310,6 @@ def check_functions(ctx):
 
 # ---- tables -------------------------------------------------------------
 
-def constants(ctx):
-    """NAME -> value of the #defines and enumerators we and QEMU have"""
-    vals = {}
-    files = list((ctx.root / "hw").glob("*.h")) + \
-        list((ctx.root / "include/h3100").glob("*.h"))
-    if ctx.qemu_src:
-        files.append(ctx.qemu_src / "include/block/nvme.h")
-    for f in files:
-        if not f.exists():
-            continue
-        for m in re.finditer(r"^\s*(?:#define\s+(\w+)\s+|(\w+)\s*=\s*)"
-                             r"(0x[0-9a-fA-F]+|\d+)\b", f.read_text(), re.M):
-            vals.setdefault(m.group(1) or m.group(2), int(m.group(3), 0))
-    return vals
-
-
-def cases_of(text, start, end):
-    a = text.index(start)
-    b = text.index(end, a)
-    return re.findall(r"\bcase\s+(\w+)\s*:", text[a:b])
-
-
 def hexes(cell):
     return [int(h, 16) for h in re.findall(r"\b([0-9A-F]{2})h\b", cell)]
 
@@ -344,18 +323,27 @@ def set_diff(what, doc, code, where):
     return bad
 
 
-def nvme_cmds(ctx):
-    src = ("#include \"h3100/nvme-cmds.h\"\n"
-           "#define D(op, id, fn, name, ...) ADMIN op\n"
-           "#define E(op, id, fn, name, ...) IO op\n"
-           "H3100_ADMIN_COMMANDS(D)\nH3100_IO_COMMANDS(E)\n")
+def x_list(ctx, header, macros):
+    """{(macro, first argument)} of include/h3100/HEADER's X-lists, by
+    the C preprocessor; None when it cannot read them"""
+    src = f'#include "h3100/{header}"\n'
+    for k, m in enumerate(macros):
+        src += f"#define D{k}(first, ...) ITEM{k} first\n{m}(D{k})\n"
     r = subprocess.run(["cpp", "-P", "-I", str(ctx.root / "include"), "-"],
                        input=src, capture_output=True, text=True)
     if r.returncode:
         return None
     toks = r.stdout.split()
-    return {("admin" if toks[i] == "ADMIN" else "NVM", int(toks[i + 1], 0))
-            for i in range(0, len(toks) - 1) if toks[i] in ("ADMIN", "IO")}
+    return {(macros[int(toks[i][4:])], int(toks[i + 1], 0))
+            for i in range(len(toks) - 1) if toks[i].startswith("ITEM")}
+
+
+def nvme_cmds(ctx):
+    got = x_list(ctx, "nvme-cmds.h",
+                 ["H3100_ADMIN_COMMANDS", "H3100_IO_COMMANDS"])
+    return None if got is None else {
+        ("admin" if m == "H3100_ADMIN_COMMANDS" else "NVM", v)
+        for m, v in got}
 
 
 def check_cmd_table(ctx):
@@ -374,45 +362,37 @@ def check_cmd_table(ctx):
                     "docs/usage.md *Commands* vs include/h3100/nvme-cmds.h")
 
 
+def log_pages(ctx):
+    got = x_list(ctx, "log-pages.h", ["H3100_LOG_PAGES"])
+    return None if got is None else {v for _, v in got}
+
+
 def check_log_table(ctx):
-    vals = constants(ctx)
-    text = (ctx.root / "hw/h3100-log.c").read_text()
-    code = set()
-    start = re.search(r"^\w[\w ]* \**h3100_log_page\(", text, re.M)
-    for name in cases_of(text, start.group(0), "\n}\n"):
-        if name not in vals:
-            if not ctx.qemu_src:
-                raise Skip(f"{name}: no QEMU source for its value")
-            return [f"hw/h3100-log.c: cannot resolve {name}"]
-        code.add(vals[name])
+    code = log_pages(ctx)
+    if code is None:
+        return ["include/h3100/log-pages.h: the C preprocessor cannot read "
+                "it"]
     doc = set()
     for n, cells in table((ctx.root / "docs/usage.md").read_text(),
                           "Log pages"):
         doc.update(hexes(cells[0]))
     return set_diff("log page", {f"{v:02X}h" for v in doc},
                     {f"{v:02X}h" for v in code},
-                    "docs/usage.md *Log pages* vs h3100_log_page()")
+                    "docs/usage.md *Log pages* vs include/h3100/log-pages.h")
 
 
 def check_feat_table(ctx):
-    vals = constants(ctx)
-    text = (ctx.root / "hw/h3100-features.c").read_text()
-    a = text.index("{", text.index("h3100_features[256] = {"))
-    body = text[a:text.index("};", a)]
-    code = set()
-    for name in re.findall(r"\[(\w+)\]\s*=", body):
-        if name not in vals:
-            if not ctx.qemu_src:
-                raise Skip(f"{name}: no QEMU source for its value")
-            return [f"hw/h3100-features.c: cannot resolve {name}"]
-        code.add(vals[name])
+    got = x_list(ctx, "features.h", ["H3100_FEATURES"])
+    if got is None:
+        return ["include/h3100/features.h: the C preprocessor cannot read "
+                "it"]
     doc = set()
     for n, cells in table((ctx.root / "docs/usage.md").read_text(),
                           "Features"):
         doc.update(hexes(cells[0]))
     return set_diff("feature", {f"{v:02X}h" for v in doc},
-                    {f"{v:02X}h" for v in code},
-                    "docs/usage.md *Features* vs h3100_features[]")
+                    {f"{v:02X}h" for _, v in got},
+                    "docs/usage.md *Features* vs include/h3100/features.h")
 
 
 def device_help(ctx):
