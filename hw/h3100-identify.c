@@ -13,6 +13,7 @@
 #include "trace.h"
 
 #define H3100_OACS_SELF_TEST    (1 << 4)
+#define H3100_OACS_GET_LBA_STATUS (1 << 9)  /* NVMe 1.4 */
 #define H3100_OAES_FW_ACT       (1 << 9)
 #define H3100_LPA_TELEMETRY     (1 << 3)
 #define H3100_FRMW_NO_RESET     (1 << 4)
@@ -72,7 +73,7 @@ void h3100_id_ctrl_init(H3100State *s)
     id->oaes = cpu_to_le32(H3100_OAES_FW_ACT | NVME_OAES_NS_ATTR);
     id->oacs = cpu_to_le16(NVME_OACS_FORMAT | NVME_OACS_FW | NVME_OACS_NMS |
                            NVME_OACS_DBCS | H3100_OACS_SELF_TEST |
-                           NVME_OACS_DIRECTIVES);
+                           NVME_OACS_DIRECTIVES | H3100_OACS_GET_LBA_STATUS);
     id->acl = 3;
     id->aerl = H3100_AERL;
     id->frmw = (H3100_FW_SLOTS << 1) | H3100_FRMW_NO_RESET;

@@ -126,6 +126,91 @@ bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
     return true;
 }
 
+#define H3100_GLS_SCAN          0x10    /* scan, then report */
+#define H3100_GLS_TRACKED       0x11    /* report what is tracked */
+#define H3100_GLS_HDR           8       /* NLSD, CMPC */
+#define H3100_GLS_DESC          16      /* DSLBA, NLB, status */
+#define H3100_GLS_CMPC_MORE     1       /* stopped at MNDW */
+#define H3100_GLS_CMPC_RANGE    2       /* the whole range reported */
+
+/* One descriptor per uncorrectable range, split where NLB would wrap. */
+static uint32_t h3100_gls_fill(H3100State *s, H3100Namespace *ns,
+                               uint64_t start, uint64_t end, uint8_t *buf,
+                               uint32_t max, bool *more)
+{
+    uint32_t n = 0;
+
+    *more = false;
+    for (guint i = h3100_uncor_first_after(s, start); i < s->uncor->len;
+         i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+        uint64_t lba, last;
+
+        if (r->start >= end) {
+            break;
+        }
+        lba = (MAX(r->start, start) - ns->base) >> ns->lbads;
+        last = DIV_ROUND_UP(MIN(r->end, end) - ns->base, 1ull << ns->lbads);
+        while (lba < last) {
+            uint64_t nlb = MIN(last - lba, UINT32_MAX);
+            uint8_t *d = buf + H3100_GLS_HDR + n * H3100_GLS_DESC;
+
+            if (n == max) {
+                *more = true;
+                return n;
+            }
+            stq_le_p(d, lba);
+            stl_le_p(d + 8, nlb);
+            lba += nlb;
+            n++;
+        }
+    }
+    return n;
+}
+
+/*
+ * Get LBA Status (NVMe 1.4; the drive answers it beside its 1.3 set):
+ * the LBAs of a namespace that a read would fail on.  The drive tracks
+ * those a Write Uncorrectable made; a scan (ATYPE 10h) finds no more,
+ * since the LDPC's failures on a worn drive are drawn per read, not
+ * stored.  RL 0: to the end of the namespace.
+ */
+uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req)
+{
+    uint64_t slba = le32_to_cpu(req->cmd.cdw10) |
+                    ((uint64_t)le32_to_cpu(req->cmd.cdw11) << 32);
+    uint64_t len = ((uint64_t)le32_to_cpu(req->cmd.cdw12) + 1) * 4;
+    uint32_t dw13 = le32_to_cpu(req->cmd.cdw13);
+    uint8_t atype = dw13 >> 24;
+    uint32_t rl = dw13 & 0xffff;
+    H3100Namespace *ns = h3100_ns_active(s, le32_to_cpu(req->cmd.nsid));
+    g_autofree uint8_t *buf = NULL;
+    uint64_t nlbas, last;
+    uint32_t n, max;
+    bool more;
+
+    trace_h3100_admin_get_lba_status(slba, len, atype, rl);
+    if (!ns) {
+        return NVME_INVALID_NSID | NVME_DNR;
+    }
+    if ((atype != H3100_GLS_SCAN && atype != H3100_GLS_TRACKED) ||
+        len > ((uint64_t)s->page_size << s->mdts)) {
+        return NVME_INVALID_FIELD | NVME_DNR;
+    }
+    nlbas = ns->bytes >> ns->lbads;
+    if (slba >= nlbas) {
+        return NVME_LBA_RANGE | NVME_DNR;
+    }
+    last = rl ? MIN(slba + rl, nlbas) : nlbas;
+    max = len > H3100_GLS_HDR ? (len - H3100_GLS_HDR) / H3100_GLS_DESC : 0;
+    buf = g_malloc0(MAX(len, H3100_GLS_HDR));
+    n = h3100_gls_fill(s, ns, ns->base + (slba << ns->lbads),
+                       ns->base + (last << ns->lbads), buf, max, &more);
+    stl_le_p(buf, n);
+    buf[4] = more ? H3100_GLS_CMPC_MORE : H3100_GLS_CMPC_RANGE;
+    return h3100_dma_to_host(s, req, buf, len);
+}
+
 /* ---- common checks -------------------------------------------------- */
 
 /* Where LBA @slba of the command's namespace is in the NVM space. */

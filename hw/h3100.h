@@ -865,6 +865,7 @@ void h3100_write_send(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
+uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req);
 
 /* h3100-maint.c */
 uint16_t h3100_format(H3100State *s, H3100Req *req);

@@ -68,7 +68,9 @@
     X(0x80, FORMAT_NVM, format, "format-nvm", \
       H3100_EFF_ERASES, 0) \
     X(0x84, SANITIZE, sanitize, "sanitize", \
-      H3100_EFF_ERASES, H3100_CMD_IN_SANITIZE)
+      H3100_EFF_ERASES, H3100_CMD_IN_SANITIZE) \
+    X(0x86, GET_LBA_STATUS, get_lba_status, "get-lba-status", \
+      H3100_EFF_PLAIN, 0)
 
 #define H3100_IO_COMMANDS(X) \
     X(0x00, FLUSH, flush, "flush", \

@@ -417,6 +417,7 @@ START_TEST(test_log_commands_effects)
         { 256, 4, true, { 0x14, 0x14 }, "OACS Device Self-test" },
         { 256, 5, true, { 0x19, 0x1a }, "OACS Directives" },
         { 256, 8, true, { 0x7c, 0x7c }, "OACS Doorbell Buffer Config" },
+        { 256, 9, true, { 0x86, 0x86 }, "OACS Get LBA Status" },
         { 520, 0, false, { 0x05, 0x05 }, "ONCS Compare" },
         { 520, 1, false, { 0x04, 0x04 }, "ONCS Write Uncorrectable" },
         { 520, 2, false, { 0x09, 0x09 }, "ONCS Dataset Management" },

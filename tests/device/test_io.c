@@ -365,6 +365,91 @@ START_TEST(test_write_uncorrectable)
 }
 END_TEST
 
+/* Get LBA Status (86h) into @buf (@len bytes); the command's status */
+static uint16_t gls(Dev *d, uint32_t nsid, uint64_t slba, uint32_t len,
+                    uint8_t atype, uint16_t rl, uint8_t *buf)
+{
+    uint64_t a = nh_alloc(d->h, 4096, 4096);
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    qt_memset(d->h->qt, a, 0xff, 4096);
+    nh_sqe_init(&sqe, NVME_ADM_GET_LBA_STATUS, nsid);
+    nh_set_prps(d->h, &sqe, a, len);
+    sqe.cdw10 = (uint32_t)slba;
+    sqe.cdw11 = slba >> 32;
+    sqe.cdw12 = len / 4 - 1;
+    sqe.cdw13 = (uint32_t)atype << 24 | rl;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    qt_memread(d->h->qt, a, buf, len);
+    return nh_status(&cqe);
+}
+
+/* descriptor @i of @buf is LBAs @lba.. (@nlb of them) */
+static void gls_desc(const uint8_t *buf, unsigned i, uint64_t lba,
+                     uint32_t nlb, const char *what)
+{
+    const uint8_t *e = buf + 8 + 16 * i;
+    uint64_t got = le64_at(e, 0);
+
+    ck_assert_msg(got == lba && le32_at(e, 8) == nlb, "%s: descriptor %u "
+                  "is LBA %" PRIu64 " + %u, not %" PRIu64 " + %u", what, i,
+                  got, le32_at(e, 8), lba, nlb);
+}
+
+/*
+ * Get LBA Status reports what Write Uncorrectable made unreadable: the
+ * ranges within SLBA / RL, cut at MNDW with CMPC saying so, healed LBAs
+ * gone; the spec's statuses for a bad NSID, ATYPE and SLBA.
+ */
+START_TEST(test_get_lba_status)
+{
+    Dev *d = dev_open();
+    uint8_t w[512] = { 0 }, b[4096];
+    uint64_t nsze = d->h->nsze;
+
+    ck_status(gls(d, 1, 0, 4096, 0x11, 0, b), 0, "Get LBA Status, clean");
+    ck_assert_msg(le32_at(b, 0) == 0 && b[4] == 2, "clean drive: NLSD %u "
+                  "CMPC %u", le32_at(b, 0), b[4]);
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 5002, 2, 0, 0,
+                    NULL), 0, "Write Uncorrectable of LBAs 5002-5003");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 9000, 10, 0, 0,
+                    NULL), 0, "Write Uncorrectable of LBAs 9000-9009");
+
+    ck_status(gls(d, 1, 0, 4096, 0x11, 0, b), 0, "tracked, whole namespace");
+    ck_assert_msg(le32_at(b, 0) == 2 && b[4] == 2, "NLSD %u CMPC %u",
+                  le32_at(b, 0), b[4]);
+    gls_desc(b, 0, 5002, 2, "whole namespace");
+    gls_desc(b, 1, 9000, 10, "whole namespace");
+
+    ck_status(gls(d, 1, 5003, 4096, 0x10, 4000, b), 0, "scan from 5003");
+    ck_assert_msg(le32_at(b, 0) == 2, "from 5003: NLSD %u", le32_at(b, 0));
+    gls_desc(b, 0, 5003, 1, "from 5003");
+    gls_desc(b, 1, 9000, 3, "from 5003, RL 4000 (to LBA 9002)");
+
+    ck_status(gls(d, 1, 0, 24, 0x11, 0, b), 0, "room for one descriptor");
+    ck_assert_msg(le32_at(b, 0) == 1 && b[4] == 1, "MNDW 5: NLSD %u CMPC %u",
+                  le32_at(b, 0), b[4]);
+    gls_desc(b, 0, 5002, 2, "MNDW 5");
+
+    ck_status(nh_write(d->h, d->q, 5002, w, 512), 0, "rewrite LBA 5002");
+    ck_status(gls(d, 1, 0, 4096, 0x11, 0, b), 0, "after the rewrite");
+    ck_assert_msg(le32_at(b, 0) == 2, "after the rewrite: NLSD %u",
+                  le32_at(b, 0));
+    gls_desc(b, 0, 5003, 1, "after the rewrite");
+
+    ck_status(gls(d, 1, 0, 4096, 0x02, 0, b), NVME_SC_INVALID_FIELD,
+              "ATYPE 02h");
+    ck_status(gls(d, 1, nsze, 4096, 0x11, 0, b), NVME_SC_LBA_RANGE,
+              "SLBA = NSZE");
+    ck_status(gls(d, 2, 0, 4096, 0x11, 0, b), NVME_SC_INVALID_NSID,
+              "NSID 2, no namespace");
+    ck_status(gls(d, 0, 0, 4096, 0x11, 0, b), NVME_SC_INVALID_NSID,
+              "NSID 0");
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_lba_range_nsid_mdts)
 {
     Dev *d = dev_open();
@@ -648,6 +733,7 @@ int main(void)
     tcase_add_test(tc, test_dsm_deallocate);
     tcase_add_test(tc, test_compare);
     tcase_add_test(tc, test_write_uncorrectable);
+    tcase_add_test(tc, test_get_lba_status);
     tcase_add_test(tc, test_lba_range_nsid_mdts);
     tcase_add_test(tc, test_invalid_opcode);
     tcase_add_test(tc, test_prp_offset_invalid);

@@ -512,7 +512,7 @@ PLANTS = [
     ("functions", "docs/usage.md", "## Commands\n",
      "## Commands\n\nSee `h3100_no_such_function()`.\n"),
     ("cmd-table", "docs/usage.md", "| admin | 84h | Sanitize |",
-     "| admin | 86h | Get LBA Status | planted |\n| admin | 84h | Sanitize |"),
+     "| admin | 87h | No such command | planted |\n| admin | 84h | Sanitize |"),
     ("log-table", "docs/usage.md", "| 05h | Commands Supported and Effects",
      "| 09h | Endurance Group | planted |\n| 05h | Commands Supported and "
      "Effects"),

@@ -30,9 +30,10 @@ def pattern(data):
     return bytes([OP_ADD_DMA_PATTERN]) + bytes([0, 0]) + data
 
 
-def sqe(opc, cdw10=0, cdw11=0, nsid=0, prp1=0x300000, prp2=0):
+def sqe(opc, cdw10=0, cdw11=0, nsid=0, prp1=0x300000, prp2=0, cdw12=0,
+        cdw13=0):
     return struct.pack("<BBHIIIQQQIIIIII", opc, 0, 1, nsid, 0, 0, 0,
-                       prp1, prp2, cdw10, cdw11, 0, 0, 0, 0)
+                       prp1, prp2, cdw10, cdw11, cdw12, cdw13, 0, 0)
 
 
 COMMANDS = {
@@ -44,6 +45,7 @@ COMMANDS = {
     "features": sqe(0x09, cdw10=0x07, cdw11=0x00030003),
     "dbbuf": sqe(0x7c, prp1=0x320000, prp2=0x321000),
     "read": sqe(0x02, nsid=1, cdw10=0, cdw11=0) ,
+    "get-lba-status": sqe(0x86, nsid=1, cdw12=1023, cdw13=0x11 << 24),
 }
 
 

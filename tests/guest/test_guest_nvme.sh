@@ -8,7 +8,8 @@
 # error-log (a refused Get Log Page adds an entry), fw-log, get-feature (FIDs
 # 02h 04h 07h 08h 0Bh), format to 4096-byte LBAs and back (data gone),
 # fw-download + fw-commit of an H3FW image and the new revision after a
-# controller reset, dsm --ad then reads return zeroes.  The checks run in the
+# controller reset, dsm --ad then reads return zeroes, write-uncor found by
+# Get LBA Status.  The checks run in the
 # guest; this prints them as ok / not ok lines and 'N passed, N failed'.
 # Environment: H3100_ACCEL, H3100_CACHE, TMPDIR; H3100_GUEST_TESTS=0 skips.
 # shellcheck source=tests/guest/guest-lib.sh
@@ -109,6 +110,28 @@ chk $r "dsm --ad: 2 ranges of 128 LBAs ($(cat /tmp/dsm))"
 [ "$(rd_sum 1024 32)" = "$(zero_sum 32)" ]; chk $? "dsm --ad: the deallocated 128 KiB read as zeroes"
 [ "$(rd_sum 1024 64)" != "$(zero_sum 64)" ] && [ "$(rd_sum 1056 32)" != "$(zero_sum 32)" ]
 chk $? "dsm --ad: the next 128 KiB (outside the ranges) is intact"
+
+# --- write-uncor, then Get LBA Status (86h) finds it ---
+# nvme-cli 2.3's get-lba-status sends no data buffer (PRP1 0: the list
+# lands at guest address 0), so the command goes through admin-passthru,
+# which names opcode 86h itself ("Get LBA Status").
+gls() {
+    nvme admin-passthru /dev/nvme0 --opcode=0x86 --namespace-id=1 \
+        --cdw12=255 --cdw13=0x11000000 --data-len=1024 --read --raw-binary \
+        >/tmp/gls 2>/tmp/gls.err
+}
+nvme write-uncor /dev/nvme0n1 --start-block=20000 --block-count=7 >/tmp/wu 2>&1
+chk $? "write-uncor LBAs 20000-20007 ($(cat /tmp/wu))"
+gls; r=$?
+# NLSD, CMPC, DSLBA (low, high), NLB, status
+set -- $(od -An -tu4 -N24 /tmp/gls)
+[ "$r" = 0 ] && [ "${1:-}" = 1 ] && [ "${2:-}" = 2 ] && [ "${3:-}" = 20000 ] &&
+    [ "${4:-}" = 0 ] && [ "${5:-}" = 8 ]
+chk $? "Get LBA Status: NLSD ${1:-?} CMPC ${2:-?}, LBA ${3:-?} + ${5:-?} (1 2, 20000 + 8) ($(cat /tmp/gls.err))"
+dd if=/dev/zero of=/dev/nvme0n1 bs=512 seek=20000 count=8 oflag=direct 2>/dev/null
+gls
+set -- $(od -An -tu4 -N4 /tmp/gls)
+[ "${1:-}" = 0 ]; chk $? "Get LBA Status after rewriting them: NLSD ${1:-?} (0)"
 
 # --- fw-download + fw-commit, new revision after a controller reset ---
 { printf 'H3FW%s' "$NEWFW"; dd if=/dev/urandom bs=4084 count=1 2>/dev/null; dd if=/dev/zero bs=4096 count=15 2>/dev/null; } >/tmp/fw.bin
