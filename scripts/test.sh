@@ -51,8 +51,11 @@ h3100_log "building (QEMU's first build takes a while; later ones are incrementa
 meson compile -C "$build"
 
 status=0
-meson test -C "$build" --print-errorlogs --num-processes 1 "${suites[@]}" \
-    "${extra[@]}" ||
+# Tests that may share the machine (unit, CLI, docs) run side by side;
+# the device, guest and plugin tests are is_parallel: false, each alone
+# (their meson.build says why).
+meson test -C "$build" --print-errorlogs --num-processes "$(nproc)" \
+    "${suites[@]}" "${extra[@]}" ||
     status=$?
 
 # One plain summary line, whatever runner reads this output.

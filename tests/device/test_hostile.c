@@ -501,7 +501,7 @@ int main(void)
     Suite *s = suite_create("hostile");
     TCase *tc = dev_tcase(s, "hostile");
 
-    tcase_set_timeout(tc, 900);
+    tcase_set_timeout(tc, 540);
     tcase_add_test(tc, test_hostile_guest);
     return dev_main(s);
 }

@@ -18,6 +18,8 @@ Kinds of claim checked (each a TAP line):
              one backticked word is that help's default
   state-ver  the newest device state version its *Persistent drive state*
              names is H3100_DS_VERSION
+  timeouts   no Check case of a unit or device test may run longer than
+             meson lets the whole test run (meson introspect --tests)
 
 Usage: check_docs.py [--build DIR] [--qemu BIN] [--qemu-src DIR] [ROOT]
        check_docs.py --self-test [options] [ROOT]
@@ -265,14 +267,29 @@ def registered_tests(ctx):
     return names
 
 
+def disabled_prefixes(ctx):
+    """test names a build without the device or the plugin leaves out"""
+    r = subprocess.run(["meson", "introspect", "--buildoptions",
+                        str(ctx.build)], capture_output=True, text=True)
+    opts = {o["name"]: o["value"] for o in json.loads(r.stdout or "[]")}
+    off = ()
+    if opts.get("plugin") == "disabled" or opts.get("device") == "disabled":
+        off += ("plugin-",)
+    if opts.get("device") == "disabled":
+        off += ("device-", "guest-")
+    return off
+
+
 def check_tests(ctx):
     names = registered_tests(ctx)
+    off = disabled_prefixes(ctx)
     bad = []
     pat = re.compile(r"^(guest|device|plugin|plugin-device|plugin-guest)-"
                      r"[a-z0-9-]+$")
     for p in ctx.docs():
         for n, span in code_spans(p.read_text()):
-            if pat.match(span) and span not in names:
+            if pat.match(span) and span not in names and \
+                    not span.startswith(off):
                 bad.append(f"{ctx.rel(p)}:{n}: names test {span}, which "
                            "meson does not register")
     return bad
@@ -461,6 +478,35 @@ def check_state_ver(ctx):
     return []
 
 
+def check_timeouts(ctx):
+    """a Check case's own timeout must fire before meson's for its test"""
+    if not ctx.build or not (ctx.build / "meson-info").is_dir():
+        raise Skip("no configured build directory")
+    r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise Skip("meson introspect --tests failed")
+    bad = []
+    for t in json.loads(r.stdout):
+        exe = pathlib.Path(t["cmd"][0]).name
+        m = re.fullmatch(r"test-(device-)?([a-z0-9_]+)", exe)
+        if not m:
+            continue
+        src = ctx.root / "tests" / ("device" if m.group(1) else "unit") / \
+            f"test_{m.group(2)}.c"
+        if not src.exists():
+            continue
+        inner = [int(v) for v in re.findall(r"tcase_set_timeout\(\w+, (\d+)\)",
+                                            src.read_text())]
+        env = t.get("env") or {}
+        if "CK_DEFAULT_TIMEOUT" in env:
+            inner.append(int(env["CK_DEFAULT_TIMEOUT"]))
+        if inner and max(inner) >= t["timeout"]:
+            bad.append(f"{ctx.rel(src)}: a case may run {max(inner)} s, "
+                       f"meson stops {t['name']} at {t['timeout']} s")
+    return bad
+
+
 CHECKS = [
     ("paths", check_paths),
     ("commands", check_commands),
@@ -471,6 +517,7 @@ CHECKS = [
     ("feat-table", check_feat_table),
     ("props", check_props),
     ("state-ver", check_state_ver),
+    ("timeouts", check_timeouts),
 ]
 
 
@@ -523,6 +570,8 @@ PLANTS = [
      "| `max-ioqpairs` | `64` |"),
     ("state-ver", "docs/usage.md", "since version 5",
      "since version 4"),
+    ("timeouts", "tests/device/test_hostile.c", "tcase_set_timeout(tc, 540)",
+     "tcase_set_timeout(tc, 900)"),
 ]
 
 

@@ -185,7 +185,7 @@ int main(void)
     Suite *s = suite_create("ecc");
     TCase *tc = tcase_create("ecc");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_read_tail_grows_with_wear);
     tcase_add_test(tc, test_same_seed_same_reads);
     tcase_add_test(tc, test_retried_decode_slows_first);

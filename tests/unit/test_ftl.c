@@ -398,7 +398,7 @@ static Suite *ftl_suite(void)
     Suite *s = suite_create("ftl");
     TCase *tc = tcase_create("ftl");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_invariants_after_millions_of_ops);
     tcase_add_test(tc, test_waf_h3100);
     tcase_add_test(tc, test_waf_h3200);

@@ -459,7 +459,7 @@ static Suite *migrate_suite(void)
     Suite *s = suite_create("migrate");
     TCase *tc = tcase_create("core");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_live_round_trip);
     tcase_add_test(tc, test_sanitize_during_transfer);
     tcase_add_test(tc, test_empty_drive);

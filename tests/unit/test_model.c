@@ -471,7 +471,7 @@ static Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("timing");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_qd1_latency_parts);
     tcase_add_test(tc, test_write_buffer_absorbs_then_stalls);
     tcase_add_test(tc, test_readahead_serves_sequential_reads);

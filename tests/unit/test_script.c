@@ -177,7 +177,7 @@ static Suite *script_suite(void)
     Suite *s = suite_create("script");
     TCase *tc = tcase_create("procedure");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_parse_steps);
     tcase_add_test(tc, test_refuses_mistakes);
     tcase_add_test(tc, test_refuses_hostile_files);

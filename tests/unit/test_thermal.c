@@ -505,7 +505,7 @@ static Suite *thermal_suite(void)
     Suite *s = suite_create("thermal");
     TCase *tc = tcase_create("thermal");
 
-    tcase_set_timeout(tc, 600);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_idle_steady_state);
     tcase_add_test(tc, test_untimed_work_is_not_heat);
     tcase_add_test(tc, test_rc_response);
