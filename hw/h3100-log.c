@@ -511,23 +511,22 @@ static uint16_t h3100_log_error(H3100State *s, H3100Req *req,
                           a->len);
 }
 
-static uint16_t h3100_log_smart(H3100State *s, H3100Req *req,
-                                const H3100LogArgs *a)
-{
-    NvmeSmartLog smart = { 0 };
+/* a page whose fill function writes a struct of its layout */
+#define H3100_LOG_FILLED(handler, type, fill) \
+    static uint16_t h3100_log_##handler(H3100State *s, H3100Req *req, \
+                                        const H3100LogArgs *a) \
+    { \
+        type page = { 0 }; \
+        \
+        fill(s, &page); \
+        return h3100_log_xfer(s, req, &page, sizeof(page), a->off, a->len); \
+    }
 
-    h3100_fill_smart(s, &smart);
-    return h3100_log_xfer(s, req, &smart, sizeof(smart), a->off, a->len);
-}
-
-static uint16_t h3100_log_fw_slot(H3100State *s, H3100Req *req,
-                                  const H3100LogArgs *a)
-{
-    NvmeFwSlotInfoLog fw = { 0 };
-
-    h3100_fill_fw_slot(s, &fw);
-    return h3100_log_xfer(s, req, &fw, sizeof(fw), a->off, a->len);
-}
+H3100_LOG_FILLED(smart, NvmeSmartLog, h3100_fill_smart)
+H3100_LOG_FILLED(fw_slot, NvmeFwSlotInfoLog, h3100_fill_fw_slot)
+H3100_LOG_FILLED(dapu_smart, H3100DapuSmartLog, h3100_fill_dapu_smart)
+H3100_LOG_FILLED(dapu_ext, H3100DapuExtLog, h3100_fill_dapu_ext)
+H3100_LOG_FILLED(vendor, H3100VendorLog, h3100_fill_vendor)
 
 static uint16_t h3100_log_changed_ns(H3100State *s, H3100Req *req,
                                      const H3100LogArgs *a)
@@ -569,33 +568,6 @@ static uint16_t h3100_log_ocp_smart(H3100State *s, H3100Req *req,
 
     h3100_fill_ocp_smart(s, page);
     return h3100_log_xfer(s, req, page, sizeof(page), a->off, a->len);
-}
-
-static uint16_t h3100_log_dapu_smart(H3100State *s, H3100Req *req,
-                                     const H3100LogArgs *a)
-{
-    H3100DapuSmartLog dapu = { 0 };
-
-    h3100_fill_dapu_smart(s, &dapu);
-    return h3100_log_xfer(s, req, &dapu, sizeof(dapu), a->off, a->len);
-}
-
-static uint16_t h3100_log_dapu_ext(H3100State *s, H3100Req *req,
-                                   const H3100LogArgs *a)
-{
-    H3100DapuExtLog ext = { 0 };
-
-    h3100_fill_dapu_ext(s, &ext);
-    return h3100_log_xfer(s, req, &ext, sizeof(ext), a->off, a->len);
-}
-
-static uint16_t h3100_log_vendor(H3100State *s, H3100Req *req,
-                                 const H3100LogArgs *a)
-{
-    H3100VendorLog vlog = { 0 };
-
-    h3100_fill_vendor(s, &vlog);
-    return h3100_log_xfer(s, req, &vlog, sizeof(vlog), a->off, a->len);
 }
 
 /* The pages served: include/h3100/log-pages.h, one handler each. */

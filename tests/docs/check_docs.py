@@ -379,37 +379,28 @@ def check_cmd_table(ctx):
                     "docs/usage.md *Commands* vs include/h3100/nvme-cmds.h")
 
 
-def log_pages(ctx):
-    got = x_list(ctx, "log-pages.h", ["H3100_LOG_PAGES"])
-    return None if got is None else {v for _, v in got}
+def check_id_table(ctx, header, macro, heading, what):
+    """docs/usage.md's table under HEADING lists (as NNh in its first
+    column) exactly the first arguments of include/h3100/HEADER's MACRO"""
+    got = x_list(ctx, header, [macro])
+    if got is None:
+        return [f"include/h3100/{header}: the C preprocessor cannot read it"]
+    doc = set()
+    for n, cells in table((ctx.root / "docs/usage.md").read_text(), heading):
+        doc.update(hexes(cells[0]))
+    return set_diff(what, {f"{v:02X}h" for v in doc},
+                    {f"{v:02X}h" for _, v in got},
+                    f"docs/usage.md *{heading}* vs include/h3100/{header}")
 
 
 def check_log_table(ctx):
-    code = log_pages(ctx)
-    if code is None:
-        return ["include/h3100/log-pages.h: the C preprocessor cannot read "
-                "it"]
-    doc = set()
-    for n, cells in table((ctx.root / "docs/usage.md").read_text(),
-                          "Log pages"):
-        doc.update(hexes(cells[0]))
-    return set_diff("log page", {f"{v:02X}h" for v in doc},
-                    {f"{v:02X}h" for v in code},
-                    "docs/usage.md *Log pages* vs include/h3100/log-pages.h")
+    return check_id_table(ctx, "log-pages.h", "H3100_LOG_PAGES", "Log pages",
+                          "log page")
 
 
 def check_feat_table(ctx):
-    got = x_list(ctx, "features.h", ["H3100_FEATURES"])
-    if got is None:
-        return ["include/h3100/features.h: the C preprocessor cannot read "
-                "it"]
-    doc = set()
-    for n, cells in table((ctx.root / "docs/usage.md").read_text(),
-                          "Features"):
-        doc.update(hexes(cells[0]))
-    return set_diff("feature", {f"{v:02X}h" for v in doc},
-                    {f"{v:02X}h" for _, v in got},
-                    "docs/usage.md *Features* vs include/h3100/features.h")
+    return check_id_table(ctx, "features.h", "H3100_FEATURES", "Features",
+                          "feature")
 
 
 def device_help(ctx):
