@@ -256,15 +256,19 @@ def check_commands(ctx):
 
 # ---- tests --------------------------------------------------------------
 
-def registered_tests(ctx):
+def meson_tests(ctx):
+    """meson's tests of the build directory (introspect: no rebuild)"""
     if not ctx.build or not (ctx.build / "meson-info").is_dir():
         raise Skip("no configured build directory")
     r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
                        capture_output=True, text=True)
     if r.returncode:
         raise Skip("meson introspect --tests failed")
-    names = {t["name"] for t in json.loads(r.stdout)}
-    return names
+    return json.loads(r.stdout)
+
+
+def registered_tests(ctx):
+    return {t["name"] for t in meson_tests(ctx)}
 
 
 def disabled_prefixes(ctx):
@@ -471,14 +475,8 @@ def check_state_ver(ctx):
 
 def check_timeouts(ctx):
     """a Check case's own timeout must fire before meson's for its test"""
-    if not ctx.build or not (ctx.build / "meson-info").is_dir():
-        raise Skip("no configured build directory")
-    r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise Skip("meson introspect --tests failed")
     bad = []
-    for t in json.loads(r.stdout):
+    for t in meson_tests(ctx):
         exe = pathlib.Path(t["cmd"][0]).name
         m = re.fullmatch(r"test-(device-)?([a-z0-9_]+)", exe)
         if not m:
