@@ -15,11 +15,14 @@ Kinds of claim checked (each a TAP line):
   feat-table its *Features* table is include/h3100/features.h
   props      its *Properties* table names every property of
              `-device dapustor-h3100,help`, and each default it gives in
-             one backticked word is that help's default
+             one backticked word is that help's default; every
+             `-device dapustor-h3100,KEY=...` in a doc sets a property
   state-ver  the newest device state version its *Persistent drive state*
              names is H3100_DS_VERSION
   timeouts   no Check case of a unit or device test may run longer than
              meson lets the whole test run (meson introspect --tests)
+  params     calibration.md's rows named by model parameters give the
+             values of h3100-sim --profile h3100-0.8t --show-config
 
 Usage: check_docs.py [--build DIR] [--qemu BIN] [--qemu-src DIR] [ROOT]
        check_docs.py --self-test [options] [ROOT]
@@ -447,6 +450,19 @@ def check_props(ctx):
     named = {span for _, span in code_spans(usage.read_text())}
     bad += [f"{where}: property {k} is in the code, not in the doc"
             for k in sorted(set(props) - generic - set(doc) - named)]
+    # and every property a doc's -device dapustor-h3100,... line sets
+    named_any = set(props) | {"id", "bus", "addr", "help", "driver"}
+    for p in ctx.docs():
+        text = p.read_text()
+        for m in re.finditer(r"dapustor-h3100,([^\s`\"']+)", text):
+            opts = m.group(1).split(",,")[0]    # ",," escapes a value's comma
+            for part in opts.split(","):
+                key = part.split("=")[0]
+                if key and key not in ("...",) and \
+                        not re.search(r"[<>$]", key) and key not in named_any:
+                    n = text.count("\n", 0, m.start()) + 1
+                    bad.append(f"{ctx.rel(p)}:{n}: -device dapustor-h3100 "
+                               f"has no property {key}")
     for name, (n, default) in doc.items():
         m = re.fullmatch(r"`([^`\s]+)`", default)
         if name in props and m and props[name] and \
@@ -471,6 +487,52 @@ def check_state_ver(ctx):
                 f"named {max(said) if said else 'none'}, H3100_DS_VERSION "
                 f"is {code}"]
     return []
+
+
+UNIT_NS = {"ns": 1, "us": 1000, "ms": 1000 * 1000, "s": 1000 ** 3}
+
+
+def model_config(ctx, profile):
+    if not ctx.build:
+        raise Skip("no build directory")
+    sim = ctx.build / "tools" / "h3100-sim"
+    if not os.access(sim, os.X_OK):
+        raise Skip("no h3100-sim built")
+    r = subprocess.run([str(sim), "--profile", profile, "--show-config"],
+                       capture_output=True, text=True, timeout=60)
+    return dict(re.findall(r"^(\w+) = (\S+)$", r.stdout, re.M))
+
+
+def check_params(ctx):
+    """calibration.md's parameter rows whose first cell is parameter
+    names (`a` or `a + b`): the value cell's first numbers are those of
+    h3100-sim --profile h3100-0.8t --show-config (within 2%: the doc
+    rounds), converted to the key's unit (_ns keys)"""
+    cfg = model_config(ctx, "h3100-0.8t")
+    doc = ctx.root / "docs/calibration.md"
+    text = doc.read_text()
+    bad = []
+    for heading in re.findall(r"^#+ (.+)$", text, re.M):
+        for n, cells in table(text, heading):
+            if len(cells) < 2 or cells[0] == "parameter":
+                continue
+            keys = [k.strip() for k in cells[0].split(" + ")]
+            if not all(k in cfg for k in keys):
+                continue
+            value = re.sub(r"(?<=\d),(?=\d{3})", "", cells[1])
+            nums = re.findall(r"(?<![\w.-])(\d+(?:\.\d+)?)\s*(ns|us|ms|s)?\b",
+                              value)
+            if len(nums) < len(keys):
+                continue
+            for k, (num, unit) in zip(keys, nums):
+                said = float(num)
+                if k.endswith("_ns"):
+                    said *= UNIT_NS.get(unit or "ns", 1)
+                have = float(cfg[k])
+                if abs(said - have) > 0.02 * max(abs(have), 1):
+                    bad.append(f"docs/calibration.md:{n}: {k} is {cells[1]}"
+                               f", the model's h3100-0.8t has {cfg[k]}")
+    return bad
 
 
 def check_timeouts(ctx):
@@ -507,6 +569,7 @@ CHECKS = [
     ("props", check_props),
     ("state-ver", check_state_ver),
     ("timeouts", check_timeouts),
+    ("params", check_params),
 ]
 
 
@@ -557,10 +620,13 @@ PLANTS = [
      "| 0Eh | Timestamp |"),
     ("props", "docs/usage.md", "| `max-ioqpairs` | `128` |",
      "| `max-ioqpairs` | `64` |"),
+    ("props", "docs/telemetry.md", "dapustor-h3100,drive=d0,",
+     "dapustor-h3100,drive=d0,no-such-property=1,"),
     ("state-ver", "docs/usage.md", "since version 5",
      "since version 4"),
     ("timeouts", "tests/device/test_hostile.c", "tcase_set_timeout(tc, 540)",
      "tcase_set_timeout(tc, 900)"),
+    ("params", "docs/calibration.md", "| cores | 4 |", "| cores | 6 |"),
 ]
 
 
