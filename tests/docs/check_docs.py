@@ -250,8 +250,10 @@ def check_commands(ctx):
                          for q in [prog] + passes_on(ctx, prog)]
                 if not any(re.search(re.escape(opt) + r"(?![\w-])", h)
                            for h in helps):
+                    shown = ctx.rel(prog) if ctx.root in prog.parents \
+                        else prog.name
                     bad.append(f"{ctx.rel(p)}:{n}: {opt} is not an option "
-                               f"of {ctx.rel(prog) if ctx.root in prog.parents else prog.name} (--help)")
+                               f"of {shown} (--help)")
     if skipped and not cache:
         raise Skip(skipped[0])
     return bad
@@ -611,7 +613,8 @@ PLANTS = [
     ("functions", "docs/usage.md", "## Commands\n",
      "## Commands\n\nSee `h3100_no_such_function()`.\n"),
     ("cmd-table", "docs/usage.md", "| admin | 84h | Sanitize |",
-     "| admin | 87h | No such command | planted |\n| admin | 84h | Sanitize |"),
+     "| admin | 87h | No such command | planted |\n"
+     "| admin | 84h | Sanitize |"),
     ("log-table", "docs/usage.md", "| 05h | Commands Supported and Effects",
      "| 09h | Endurance Group | planted |\n| 05h | Commands Supported and "
      "Effects"),

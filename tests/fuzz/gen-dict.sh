@@ -24,10 +24,11 @@ opcodes() {
 }
 
 ops=$(opcodes)
-[ -n "$ops" ] || { echo "[h3100] error: no opcodes in nvme-cmds.h or log-pages.h" >&2; exit 1; }
+[ -n "$ops" ] ||
+    { echo "[h3100] error: no opcodes in nvme-cmds.h or log-pages.h" >&2; exit 1; }
 {
     cat "$here/nvme.dict"
-    echo "# opcodes and LIDs of include/h3100/nvme-cmds.h, log-pages.h (gen-dict.sh)"
+    echo "# opcodes and LIDs: include/h3100/nvme-cmds.h, log-pages.h"
     for op in $ops; do
         printf '"\\x%02x\\x00\\x00\\x00"\n' "$((op))"
     done | sort -u
