@@ -58,7 +58,7 @@ uint16_t h3100_fw_download(H3100State *s, H3100Req *req)
     uint16_t status;
 
     trace_h3100_admin_fw_download(off, len);
-    if (len > ((uint64_t)s->page_size << s->mdts)) {
+    if (len > h3100_mdts_bytes(s)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     if ((off && off != s->fw.image_len) ||

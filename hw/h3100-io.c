@@ -194,7 +194,7 @@ uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req)
         return NVME_INVALID_NSID | NVME_DNR;
     }
     if ((atype != H3100_GLS_SCAN && atype != H3100_GLS_TRACKED) ||
-        len > ((uint64_t)s->page_size << s->mdts)) {
+        len > h3100_mdts_bytes(s)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     nlbas = ns->bytes >> ns->lbads;
@@ -256,7 +256,7 @@ static uint16_t h3100_rw_map(H3100State *s, H3100Req *req, DMADirection dir)
     if (status) {
         return status;
     }
-    if (req->bytes > ((uint64_t)s->page_size << s->mdts)) {
+    if (req->bytes > h3100_mdts_bytes(s)) {
         trace_h3100_err_mdts(req->bytes);
         return NVME_INVALID_FIELD | NVME_DNR;
     }
@@ -575,7 +575,7 @@ bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges)
         ok = !h3100_rw_prep(s, req) && req->offset == offset &&
              req->bytes == bytes &&
              (req->cmd.opcode != NVME_CMD_WRITE ||
-              bytes <= ((uint64_t)s->page_size << s->mdts));
+              bytes <= h3100_mdts_bytes(s));
         break;
     case NVME_CMD_DSM:
         ok = req->nranges == (le32_to_cpu(dsm->nr) & 0xff) + 1 &&

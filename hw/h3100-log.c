@@ -600,7 +600,7 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req)
     if (off & 3) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
-    if (len > ((uint64_t)s->page_size << s->mdts)) {
+    if (len > h3100_mdts_bytes(s)) {
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     if (nsid && nsid != NVME_NSID_BROADCAST && !h3100_ns_active(s, nsid)) {

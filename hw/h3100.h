@@ -535,6 +535,12 @@ struct H3100State {
     H3100Req *format_wait;            /* Format waiting for I/O to land */
 };
 
+/* The most one command may transfer (MDTS), in bytes. */
+static inline uint64_t h3100_mdts_bytes(const H3100State *s)
+{
+    return (uint64_t)s->page_size << s->mdts;
+}
+
 /* h3100-pci.c */
 void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
 uint64_t h3100_now(H3100State *s);
