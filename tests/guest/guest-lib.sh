@@ -15,12 +15,11 @@
 # `virsh shutdown`, QMP system_powerdown).
 # shellcheck disable=SC2034  # variables are used by the sourcing tests
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 case ${1:-} in
--h|--help)      # the test's header comment: what it checks, its usage
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-    exit 0 ;;
--*) echo "[h3100] error: unknown option: $1 (the argument is a QEMU binary; try --help)" >&2
-    exit 1 ;;
+-h|--help) h3100_usage "$0"; exit 0 ;;  # the test's header comment
+-*) h3100_die "unknown option: $1 (the argument is a QEMU binary; try --help)" ;;
 esac
 if [ "${H3100_GUEST_TESTS:-1}" = 0 ]; then
     echo "1..0 # SKIP H3100_GUEST_TESTS=0"

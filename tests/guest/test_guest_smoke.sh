@@ -12,11 +12,11 @@
 # Environment: H3100_ACCEL (auto|kvm|tcg), H3100_CACHE, TMPDIR;
 # H3100_GUEST_TESTS=0 skips (exit 77, meson's SKIP).
 set -uo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 case ${1:-} in
--h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-           exit 0 ;;
--*) echo "[h3100] error: unknown option: $1 (the argument is a QEMU binary; try --help)" >&2
-    exit 1 ;;
+-h|--help) h3100_usage "$0"; exit 0 ;;  # the test's header comment
+-*) h3100_die "unknown option: $1 (the argument is a QEMU binary; try --help)" ;;
 esac
 if [ "${H3100_GUEST_TESTS:-1}" = 0 ]; then
     echo "1..0 # SKIP H3100_GUEST_TESTS=0"
