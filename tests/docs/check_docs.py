@@ -44,7 +44,7 @@ import tempfile
 DOCS = ["README.md", "docs/*.md", "tests/*/README.md", "docs/procedures/*.md"]
 TOP = ("scripts/", "tests/", "hw/", "models/", "include/", "tools/",
        "docs/", "plugin/", ".ci/")
-SRC_DIRS = ("hw", "models", "include", "tools", "tests", "plugin")
+SRC_DIRS = ("hw", "models", "include", "tools", "tests", "plugin", "scripts")
 
 
 class Ctx:
@@ -66,7 +66,7 @@ class Ctx:
         """the text of every C, header, shell and Python file of ours"""
         if self._src is None:
             self._src = []
-            for d in SRC_DIRS + ("scripts",):
+            for d in SRC_DIRS:
                 for p in sorted((self.root / d).rglob("*")):
                     if p.suffix in (".c", ".h", ".sh", ".py", ".in") \
                             and p.is_file():
@@ -293,8 +293,7 @@ def check_tests(ctx):
     names = registered_tests(ctx)
     off = disabled_prefixes(ctx)
     bad = []
-    pat = re.compile(r"^(guest|device|plugin|plugin-device|plugin-guest)-"
-                     r"[a-z0-9-]+$")
+    pat = re.compile(r"^(guest|device|plugin)-[a-z0-9-]+$")
     for p in ctx.docs():
         for n, span in code_spans(p.read_text()):
             if pat.match(span) and span not in names and \
@@ -308,7 +307,6 @@ def check_tests(ctx):
 
 def check_functions(ctx):
     bad, seen = [], {}
-    qemu = None
     for p in ctx.docs():
         for n, span in code_spans(p.read_text()):
             m = re.fullmatch(r"([a-z_][a-z0-9_]*)\(\)", span)
@@ -321,11 +319,9 @@ def check_functions(ctx):
                                   r"\b|^" + name + r"\s*\(\)", re.M)
                 seen[name] = any(defn.search(t) for t in ctx.sources())
                 if not seen[name] and ctx.qemu_src:
-                    if qemu is None:
-                        qemu = ctx.qemu_src
                     r = subprocess.run(
                         ["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
-                         "--include=*.c", "--include=*.h", str(qemu)],
+                         "--include=*.c", "--include=*.h", str(ctx.qemu_src)],
                         capture_output=True)
                     seen[name] = r.returncode == 0
             if not seen[name]:
@@ -378,13 +374,10 @@ def check_cmd_table(ctx):
     if code is None:
         return ["include/h3100/nvme-cmds.h: the C preprocessor cannot read "
                 "it"]
-    doc = set()
-    for n, cells in table(usage.read_text(), "Commands"):
-        for op in hexes(cells[1]):
-            doc.add((cells[0], op))
-    fmt = {(s, f"{s} {o:02X}h") for s, o in doc}
-    return set_diff("command", {f for _, f in fmt},
-                    {f"{s} {o:02X}h" for s, o in code},
+    doc = {f"{cells[0]} {op:02X}h"
+           for n, cells in table(usage.read_text(), "Commands")
+           for op in hexes(cells[1])}
+    return set_diff("command", doc, {f"{s} {o:02X}h" for s, o in code},
                     "docs/usage.md *Commands* vs include/h3100/nvme-cmds.h")
 
 
