@@ -14,6 +14,7 @@
 #include "qemu/osdep.h"
 #include "qapi/visitor.h"
 #include "h3100.h"
+#include "h3100/ocp-log.h"
 #include "h3100/vlog.h"
 #include "trace.h"
 
@@ -229,13 +230,19 @@ static const uint8_t h3100_ocp_smart_guid[16] = {
     0x9c, 0x4f, 0x6f, 0x7c, 0xc9, 0x14, 0xd5, 0xaf,
 };
 
-/* a 48-bit raw count and a 16-bit normalized value */
-static void h3100_raw48(uint8_t *dst, uint64_t raw, uint16_t norm)
+/*
+ * @v little-endian in the @width bytes at @dst, zero above its 64 bits:
+ * OCP_PUT(l, field, v) takes the width from include/h3100/ocp-log.h.
+ */
+static void h3100_le_put(uint8_t *dst, size_t width, uint64_t v)
 {
-    stl_le_p(dst, raw);
-    stw_le_p(dst + 4, raw >> 32);
-    stw_le_p(dst + 6, norm);
+    for (size_t i = 0; i < width; i++) {
+        dst[i] = i < 8 ? v >> (8 * i) : 0;
+    }
 }
+
+#define OCP_PUT(l, field, v) \
+    h3100_le_put((l)->field, sizeof((l)->field), (v))
 
 /* Lifetime writes the drive is rated for (WAF 1), in 10^9 bytes. */
 static uint64_t h3100_endurance_gb(H3100State *s)
@@ -245,45 +252,38 @@ static uint64_t h3100_endurance_gb(H3100State *s)
     return DIV_ROUND_UP(dwpd * 365 * 5 * s->nvm_bytes, 1000000000);
 }
 
-static void h3100_fill_ocp_smart(H3100State *s, uint8_t *l)
+static void h3100_fill_ocp_smart(H3100State *s, H3100OcpSmartLog *l)
 {
     H3100Health h;
-    uint64_t bad;
 
     h3100_health(s, &h);
-    bad = h.factory_bad_blocks + h.grown_bad_blocks;
-    h3100_u128(l + 0, h.nand_write_bytes);      /* physical media written */
-    h3100_u128(l + 16, h.nand_read_bytes);      /* physical media read */
-    h3100_raw48(l + 32, bad, MIN(h.available_spare_pct, 100));
-    h3100_raw48(l + 40, 0, 100);                /* bad system NAND blocks */
-    /* 48 XOR recovery: none; 56 uncorrectable reads; 64 soft ECC */
-    stq_le_p(l + 56, s->media_errors);
-    stq_le_p(l + 64, h.ecc_soft_decodes);
-    /* 72 end-to-end detected, 76 corrected: 0 */
-    l[80] = MIN(h.percentage_used, 100);        /* system data % used */
-    /* 81 refresh counts (7 bytes): 0, the model does not refresh */
-    stl_le_p(l + 88, h.erase_max);
-    stl_le_p(l + 92, h.erase_min);
-    /* thermal throttling events (saturating) and the level now */
-    l[96] = MIN(h.tmt1_transitions + h.tmt2_transitions, 255);
-    l[97] = h.throttle_level;
-    l[98] = 0;                                  /* errata version */
-    stw_le_p(l + 99, 0);                        /* point version */
-    stw_le_p(l + 101, 0);                       /* minor version */
-    l[103] = 1;                                 /* major version */
-    /* 104 PCIe correctable errors: 0 */
-    stl_le_p(l + 112, s->unsafe_shutdowns);     /* incomplete shutdowns */
-    l[120] = h.superblocks ?
-             (uint64_t)h.free_superblocks * 100 / h.superblocks : 0;
-    stw_le_p(l + 128, 100);                     /* capacitor health */
-    stq_le_p(l + 136, h.unaligned_ios);
-    stq_le_p(l + 144, 0);                       /* security version */
-    stq_le_p(l + 152, h.mapped_bytes >> h3100_ns1_lbads(s));   /* NUSE */
-    h3100_u128(l + 160, s->unsafe_shutdowns);   /* PLP start count */
-    h3100_u128(l + 176, h3100_endurance_gb(s));
-    /* 192 PCIe link retraining, 200 power state changes: 0 */
-    stw_le_p(l + 494, H3100_OCP_SMART_VERSION);
-    memcpy(l + 496, h3100_ocp_smart_guid, sizeof(h3100_ocp_smart_guid));
+    OCP_PUT(l, media_units_written, h.nand_write_bytes);
+    OCP_PUT(l, media_units_read, h.nand_read_bytes);
+    OCP_PUT(l, bad_user_blocks_raw,
+            h.factory_bad_blocks + h.grown_bad_blocks);
+    OCP_PUT(l, bad_user_blocks_norm, MIN(h.available_spare_pct, 100));
+    OCP_PUT(l, bad_system_blocks_norm, 100);    /* no system area */
+    OCP_PUT(l, uncorrectable_read_errors, s->media_errors);
+    OCP_PUT(l, soft_ecc_errors, h.ecc_soft_decodes);
+    OCP_PUT(l, system_data_used_pct, MIN(h.percentage_used, 100));
+    OCP_PUT(l, max_user_erase_count, h.erase_max);
+    OCP_PUT(l, min_user_erase_count, h.erase_min);
+    /* entries into throttling (saturating) and the level now */
+    OCP_PUT(l, thermal_throttling_events,
+            MIN(h.tmt1_transitions + h.tmt2_transitions, 255));
+    OCP_PUT(l, thermal_throttling_status, h.throttle_level);
+    OCP_PUT(l, major_version, 1);
+    OCP_PUT(l, incomplete_shutdowns, s->unsafe_shutdowns);
+    OCP_PUT(l, free_blocks_pct, h.superblocks ?
+            (uint64_t)h.free_superblocks * 100 / h.superblocks : 0);
+    OCP_PUT(l, capacitor_health, 100);
+    OCP_PUT(l, unaligned_io, h.unaligned_ios);
+    OCP_PUT(l, nuse, h.mapped_bytes >> h3100_ns1_lbads(s));
+    OCP_PUT(l, plp_start_count, s->unsafe_shutdowns);
+    OCP_PUT(l, endurance_estimate, h3100_endurance_gb(s));
+    OCP_PUT(l, log_page_version, H3100_OCP_SMART_VERSION);
+    memcpy(l->log_page_guid, h3100_ocp_smart_guid,
+           sizeof(l->log_page_guid));
 }
 
 /* ---- H3100 vendor log (D0h) --------------------------------------------- */
@@ -564,10 +564,10 @@ static uint16_t h3100_log_sanitize(H3100State *s, H3100Req *req,
 static uint16_t h3100_log_ocp_smart(H3100State *s, H3100Req *req,
                                     const H3100LogArgs *a)
 {
-    uint8_t page[H3100_OCP_SMART_BYTES] = { 0 };
+    H3100OcpSmartLog page = {};
 
-    h3100_fill_ocp_smart(s, page);
-    return h3100_log_xfer(s, req, page, sizeof(page), a->off, a->len);
+    h3100_fill_ocp_smart(s, &page);
+    return h3100_log_xfer(s, req, &page, sizeof(page), a->off, a->len);
 }
 
 /* The pages served: include/h3100/log-pages.h, one handler each. */

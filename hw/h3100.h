@@ -86,8 +86,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_SC_NS_ID_UNAVAILABLE      0x0116
 #define H3100_SC_THIN_PROV_UNSUPPORTED  0x011b
 
-#define H3100_OCP_SMART_BYTES       512
-#define H3100_OCP_SMART_VERSION     3           /* OCP 1.0 layout */
 #define H3100_WAF_RING              64          /* health samples kept */
 #define H3100_WAF_SAMPLE_NS         NANOSECONDS_PER_SECOND
 #define H3100_WAF_WINDOW_S          60          /* "recent" WAF window */

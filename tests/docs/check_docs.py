@@ -345,19 +345,24 @@ def set_diff(what, doc, code, where):
     return bad
 
 
-def x_list(ctx, header, macros):
-    """{(macro, first argument)} of include/h3100/HEADER's X-lists, by
-    the C preprocessor; None when it cannot read them"""
+def x_rows(ctx, header, macros):
+    """[(macro, (arguments))] of include/h3100/HEADER's X-lists in their
+    order, by the C preprocessor; None when it cannot read them"""
     src = f'#include "h3100/{header}"\n'
     for k, m in enumerate(macros):
-        src += f"#define D{k}(first, ...) ITEM{k} first\n{m}(D{k})\n"
+        src += f"#define D{k}(...) ITEM{k} (__VA_ARGS__)\n{m}(D{k})\n"
     r = subprocess.run(["cpp", "-P", "-I", str(ctx.root / "include"), "-"],
                        input=src, capture_output=True, text=True)
     if r.returncode:
         return None
-    toks = r.stdout.split()
-    return {(macros[int(toks[i][4:])], int(toks[i + 1], 0))
-            for i in range(len(toks) - 1) if toks[i].startswith("ITEM")}
+    return [(macros[int(k)], tuple(a.strip() for a in args.split(",")))
+            for k, args in re.findall(r"ITEM(\d+) \(([^()]*)\)", r.stdout)]
+
+
+def x_list(ctx, header, macros):
+    """{(macro, first argument as a number)} of HEADER's X-lists"""
+    rows = x_rows(ctx, header, macros)
+    return None if rows is None else {(m, int(a[0], 0)) for m, a in rows}
 
 
 def nvme_cmds(ctx):
@@ -403,6 +408,63 @@ def check_log_table(ctx):
 def check_feat_table(ctx):
     return check_id_table(ctx, "features.h", "H3100_FEATURES", "Features",
                           "feature")
+
+
+# ---- log layouts ----------------------------------------------------------
+
+def byte_ranges(cell):
+    """{"HI:LO" or "N"} of a bytes cell: "37:32 / 39:38", "75:72, 79:76"."""
+    return set(re.findall(r"\b\d+(?::\d+)?\b", cell))
+
+
+def ocp_fields(ctx):
+    """{"HI:LO"} of the named (not rsvd) fields of H3100_OCP_SMART_FIELDS"""
+    rows = x_rows(ctx, "ocp-log.h", ["H3100_OCP_SMART_FIELDS"])
+    if rows is None:
+        return None
+    got, off = set(), 0
+    for _, (name, width) in rows:
+        w = int(width, 0)
+        if not name.startswith("rsvd"):
+            got.add(str(off) if w == 1 else f"{off + w - 1}:{off}")
+        off += w
+    return got
+
+
+def item_names(cells):
+    return set(re.findall(r"`?([a-z][a-z0-9_]*)`?", cells[0]))
+
+
+def check_log_layouts(ctx):
+    """docs/usage.md's C0h table has the byte ranges of the fields in
+    include/h3100/ocp-log.h; its CAh and CBh tables name the items of
+    include/h3100/dapustor-log.h"""
+    usage = (ctx.root / "docs/usage.md").read_text()
+    bad = []
+    code = ocp_fields(ctx)
+    if code is None:
+        return ["include/h3100/ocp-log.h: the C preprocessor cannot read it"]
+    doc = set()
+    for n, cells in table(usage, "C0h: OCP SMART / Health Information "
+                          "Extended"):
+        doc |= byte_ranges(cells[0])
+    bad += set_diff("C0h bytes", doc, code,
+                    "docs/usage.md *C0h* vs include/h3100/ocp-log.h")
+    for lid, heading, macro in (
+            ("CAh", "CAh: DapuStor additional SMART", "H3100_DAPU_SMART_ITEMS"),
+            ("CBh", "CBh: DapuStor extended additional SMART",
+             "H3100_DAPU_EXT_ITEMS")):
+        rows = x_rows(ctx, "dapustor-log.h", [macro])
+        if rows is None:
+            return bad + ["include/h3100/dapustor-log.h: the C preprocessor "
+                          "cannot read it"]
+        doc = set()
+        for n, cells in table(usage, heading):
+            doc |= item_names(cells)
+        bad += set_diff(f"{lid} item", doc, {a[0] for _, a in rows},
+                        f"docs/usage.md *{lid}* vs include/h3100/"
+                        f"dapustor-log.h")
+    return bad
 
 
 def device_help(ctx):
@@ -561,6 +623,7 @@ CHECKS = [
     ("cmd-table", check_cmd_table),
     ("log-table", check_log_table),
     ("feat-table", check_feat_table),
+    ("log-layouts", check_log_layouts),
     ("props", check_props),
     ("state-ver", check_state_ver),
     ("timeouts", check_timeouts),
@@ -614,6 +677,10 @@ PLANTS = [
     ("feat-table", "docs/usage.md", "| 0Eh | Timestamp |",
      "| 0Ch | Autonomous Power State Transition | planted |\n"
      "| 0Eh | Timestamp |"),
+    ("log-layouts", "docs/usage.md", "| 120 | % free blocks |",
+     "| 121 | % free blocks |"),
+    ("log-layouts", "docs/usage.md", "| `timed_workload_timer` |",
+     "| `timed_workload_minutes` |"),
     ("props", "docs/usage.md", "| `max-ioqpairs` | `128` |",
      "| `max-ioqpairs` | `64` |"),
     ("props", "docs/telemetry.md", "dapustor-h3100,drive=d0,",
