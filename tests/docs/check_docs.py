@@ -13,6 +13,9 @@ Kinds of claim checked (each a TAP line):
   log-table  its *Log pages* table is the drive's pages
              (include/h3100/log-pages.h)
   feat-table its *Features* table is include/h3100/features.h
+  log-layouts its C0h table's byte ranges are the fields of
+             include/h3100/ocp-log.h; its CAh and CBh tables name the
+             items of include/h3100/dapustor-log.h
   props      its *Properties* table names every property of
              `-device dapustor-h3100,help`, and each default it gives in
              one backticked word is that help's default; every
