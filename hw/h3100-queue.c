@@ -255,7 +255,6 @@ static void h3100_cq_post(H3100State *s, H3100CQueue *cq);
 static void h3100_cq_notifier(EventNotifier *e)
 {
     H3100CQueue *cq = container_of(e, H3100CQueue, notifier);
-    H3100SQueue *sq;
 
     if (!event_notifier_test_and_clear(e)) {
         return;
@@ -264,10 +263,7 @@ static void h3100_cq_notifier(EventNotifier *e)
     if (cq->head == cq->tail) {
         h3100_irq_deassert(cq->s, cq);
     }
-    h3100_cq_post(cq->s, cq);
-    QTAILQ_FOREACH(sq, &cq->sq_list, entry) {
-        qemu_bh_schedule(sq->bh);
-    }
+    h3100_cq_post(cq->s, cq);      /* wakes the SQs whose slots it frees */
 }
 
 static void h3100_ioeventfd_add(H3100State *s, EventNotifier *n,
@@ -584,10 +580,14 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
     qemu_bh_schedule(sq->bh);
 }
 
+/*
+ * The head moved: post what waited for room.  The SQs need no wake-up
+ * of their own: one waits only for a free request slot, and posting
+ * frees slots and wakes their SQ (h3100_cq_post).  Scheduling every SQ's
+ * bottom half here cost the main loop a wake-up per command.
+ */
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
 {
-    H3100SQueue *sq;
-
     if (cq->db_addr) {
         h3100_cq_shadow_head(s, cq);     /* as with an ioeventfd (KVM) */
     } else {
@@ -599,9 +599,6 @@ void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
         h3100_irq_resend(s, cq);
     }
     h3100_cq_post(s, cq);
-    QTAILQ_FOREACH(sq, &cq->sq_list, entry) {
-        qemu_bh_schedule(sq->bh);
-    }
 }
 
 /* ---- creation and deletion ----------------------------------------------- */
