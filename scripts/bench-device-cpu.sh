@@ -233,14 +233,16 @@ done
 cp "$tmp/samples.txt" "$out/samples.txt"
 
 # --- the table ------------------------------------------------------------------
-# per config and job: device thread ns and vCPU ns between its marks,
-# wall ns; the idle phase's device ns per wall ns; commands
-awk -v cmdsfile="$tmp/cmds.txt" '
+# rows.txt, per config and job: CONFIG JOB COMMANDS WALL_NS DEVICE_NS
+# VCPU_NS WAKES, the device thread's run time and wake-ups between the
+# job's marks less its idle phase's rate times the job's wall time (at
+# least 0)
+awk -v cmdsfile="$tmp/cmds.txt" -v io="$(dev_thread iothread)" -v main="$(dev_thread on)" '
     BEGIN { while ((getline l < cmdsfile) > 0) { split(l, f, " "); cmds[f[1] " " f[2]] = f[3] } }
     {
         key = $1 " " $3; side = $2; t = $5; v = $6
         wall[key, side] = $4
-        if (t == ($1 == "iothread" ? "IO_io0" : "qemu-system-x86")) { dev[key, side] += v; sw[key, side] += $7 }
+        if (t == ($1 == "iothread" ? io : main)) { dev[key, side] += v; sw[key, side] += $7 }
         if (t ~ /^CPU_[0-9]+\/TCG$/) cpu[key, side] += v
         if (!(key in seen)) { seen[key] = 1; order[++n] = key }
     }
@@ -252,14 +254,15 @@ awk -v cmdsfile="$tmp/cmds.txt" '
             c = cpu[k, "end"] - cpu[k, "begin"]
             z = sw[k, "end"] - sw[k, "begin"]
             if (p[2] == "idle") { idle[p[1]] = w > 0 ? d / w : 0; izz[p[1]] = w > 0 ? z / w : 0; continue }
-            printf "%s %s %d %.0f %.0f %.0f %.0f %.0f %.0f\n", p[1], p[2], cmds[k], w, d, c, idle[p[1]] * w, z, izz[p[1]] * w
+            d -= idle[p[1]] * w; z -= izz[p[1]] * w
+            printf "%s %s %d %.0f %.0f %.0f %.0f\n", p[1], p[2], cmds[k], w, (d > 0 ? d : 0), c, (z > 0 ? z : 0)
         }
     }' "$tmp/samples.txt" >"$tmp/rows.txt"
 
 {
     printf '%-9s %-20s %8s %7s %12s %8s %8s %11s\n' config job commands kIOPS 'device ns' ns/cmd wakes/cmd 'vCPU ns/cmd'
     awk '{
-        n = $3; w = $4; d = $5 - $7; if (d < 0) d = 0; z = $8 - $9; if (z < 0) z = 0
+        n = $3; w = $4; d = $5; z = $7
         printf "%-9s %-20s %8d %7.1f %12.0f %8.0f %8.2f %11.0f\n", $1, $2, n, n / w * 1e6, d, d / n, z / n, $6 / n
     }' "$tmp/rows.txt"
     echo
@@ -268,7 +271,7 @@ awk -v cmdsfile="$tmp/cmds.txt" '
     echo " context switches; vCPU: the TCG vCPU thread; null-co backend, fio"
     echo " libaio O_DIRECT in a 1-vCPU TCG guest, $commands commands per job)"
     # the ratio to QEMU's nvme, per job, configurations in the run's order
-    awk -v cfgs="$configs" '{ k[$1 " " $2] = ($5 - $7) / $3; if (!($2 in seen)) { seen[$2] = 1; jobs[++nj] = $2 } }
+    awk -v cfgs="$configs" '{ k[$1 " " $2] = $5 / $3; if (!($2 in seen)) { seen[$2] = 1; jobs[++nj] = $2 } }
         END {
             nc = split(cfgs, c, ",")
             if (!(("nvme randread-qd1") in k)) exit
@@ -311,7 +314,7 @@ fi
 
 # --- the plot ---------------------------------------------------------------------
 if command -v gnuplot >/dev/null; then
-    awk '{ d = $5 - $7; if (d < 0) d = 0; printf "%s/%s %.0f\n", $1, $2, d / $3 }' \
+    awk '{ printf "%s/%s %.0f\n", $1, $2, $5 / $3 }' \
         "$tmp/rows.txt" >"$tmp/plot.dat"
     gnuplot <<EOF || say "gnuplot failed; no plot"
 set terminal png size 1000,500
