@@ -28,6 +28,7 @@ bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp)
     for (uint32_t s = 0; s < FTL_STREAMS; s++) {
         f->open[s] = FTL_NO_SB;
     }
+    ftl_rmap_init(f);
     rng_seed(&f->rng, cfg->seed ^ 0x6261646221ULL);
     if (!bb_init(f, errp)) {
         ftl_destroy(f);
@@ -47,9 +48,7 @@ void ftl_destroy(Ftl *f)
     for (uint64_t i = 0; f->l2p && i < f->nchunks; i++) {
         huge_free(f->l2p[i]);
     }
-    for (uint32_t i = 0; f->sb && i < f->nsb; i++) {
-        ftl_sb_free_arrays(f, i);
-    }
+    ftl_rmap_destroy(f);
     g_free(f->l2p);
     g_free(f->sb);
     g_free(f->sb_block);
@@ -164,7 +163,7 @@ void ftl_erase_all(Ftl *f)
         SbState st = f->sb[i].state;
 
         if (st == SB_CLOSED || st == SB_VICTIM) {
-            ftl_sb_free_arrays(f, i);
+            ftl_rmap_drop(f, i);
             if (bb_erase_superblock(f, i)) {
                 ftl_put_free(f, i);
             }

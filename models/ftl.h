@@ -7,10 +7,12 @@
  * reclaim, a superblock to erase), so the same code runs timed under the
  * model and untimed for precondition fast-forward.
  *
- * A slot is valid when the logical map still points at it:
- * l2p[p2l[slot]] == ppn.  Overwrites and deallocations only change the
- * logical map and a superblock's valid count, so they touch no reverse
- * table, and no validity bitmap is needed.
+ * A slot is valid when the logical map still points at it.  Overwrites
+ * and deallocations only change the logical map and a superblock's valid
+ * count, so they touch no reverse table, and no validity bitmap is
+ * needed.  Reverse maps (which lpn a slot holds) are a cache that reclaim
+ * needs for its victims only (ftl_rmap.c): l2p[p2l[slot]] == ppn where a
+ * superblock holds one.
  *
  * Physical slot numbers (ppn) are sb * slots_per_sb + slot.  Inside a
  * superblock, program unit u = slot / slots_per_unit goes to die
@@ -55,13 +57,26 @@ typedef enum SbState {
 } SbState;
 
 typedef struct Superblock {
-    uint32_t *p2l;                    /* lpn per slot while in use */
+    /*
+     * Its reverse map, if it holds one (ftl_rmap.c): an lpn per slot, or
+     * FTL_UNMAPPED; every valid slot names its lpn.
+     */
+    uint32_t *p2l;
     uint32_t valid;                   /* slots the logical map points at */
     uint32_t wp;                      /* slots written */
     uint32_t erase_count;
     uint8_t state;
     uint8_t stream;
+    uint8_t rmap;                     /* FtlRmapKind of its p2l */
 } Superblock;
+
+/* Why a superblock holds its reverse map (ftl_rmap.c). */
+typedef enum FtlRmapKind {
+    RMAP_NONE,                        /* it holds none */
+    RMAP_OPEN,                        /* filled as it is written */
+    RMAP_YOUNG,                       /* closed lately: in the young ring */
+    RMAP_OLD,                         /* kept or built for reclaim */
+} FtlRmapKind;
 
 typedef struct FtlHooks {
     void *opaque;
@@ -106,16 +121,40 @@ typedef struct BadBlocks {
 enum { BB_SPARE = 0, BB_USED = 1, BB_BAD = 2 };
 
 /*
- * Live migration (ftl_track.c) hands the maps out in pages of
+ * Live migration (ftl_track.c) hands the logical map out in pages of
  * FTL_PAGE_SLOTS entries (4 KiB), and while it runs marks the pages the
- * FTL changes, the map chunks and reverse maps it frees.
+ * FTL changes and the map chunks it frees.  (Streams of older builds also
+ * carry reverse-map pages of FTL_PAGE_SLOTS entries, which a receiver
+ * checks and drops.)
  */
-#define FTL_P2L_PAGE_SHIFT 10u
-#define FTL_L2P_PAGE_SHIFT (FTL_CHUNK_SHIFT < FTL_P2L_PAGE_SHIFT ? \
-                            FTL_CHUNK_SHIFT : FTL_P2L_PAGE_SHIFT)
-#define FTL_PAGE_SLOTS (1u << FTL_P2L_PAGE_SHIFT)
+#define FTL_PAGE_SHIFT 10u
+#define FTL_L2P_PAGE_SHIFT (FTL_CHUNK_SHIFT < FTL_PAGE_SHIFT ? \
+                            FTL_CHUNK_SHIFT : FTL_PAGE_SHIFT)
+#define FTL_PAGE_SLOTS (1u << FTL_PAGE_SHIFT)
 #define FTL_L2P_PAGE_SLOTS (1u << FTL_L2P_PAGE_SHIFT)
 #define FTL_CHUNK_PAGES (FTL_CHUNK_SLOTS / FTL_L2P_PAGE_SLOTS)
+
+/*
+ * Reverse maps held by closed superblocks, each limit a 1/FTL_RMAP_SHARE
+ * share of the superblocks: the most recently closed ones (young: hot
+ * data invalidates there, so reclaim often takes them soon), and beyond
+ * them those with the fewest valid slots (reclaim's next victims).
+ */
+#define FTL_RMAP_SHARE 16u
+#define FTL_RMAP_SPARES 2u            /* freed maps kept for reuse */
+
+typedef struct FtlRmap {
+    uint32_t *young;                  /* ring, oldest at head */
+    uint32_t head;
+    uint32_t len;
+    uint32_t young_cap;
+    uint32_t old;                     /* maps held as RMAP_OLD */
+    uint32_t old_cap;
+    uint32_t *spare[FTL_RMAP_SPARES];
+    uint32_t nspare;
+    uint64_t scans;                   /* of the logical map, to build */
+    uint64_t built;                   /* maps built by them */
+} FtlRmap;
 
 typedef struct FtlTrack FtlTrack;
 
@@ -147,7 +186,8 @@ typedef struct Ftl {
     Rng rng;
     FtlHooks hooks;
     FtlStats stats;
-    uint64_t sb_bytes;                /* bytes of per-superblock arrays */
+    FtlRmap rmap;
+    uint64_t sb_bytes;                /* bytes of reverse maps held */
     bool out_of_space;                /* nowhere left to write: read-only */
     FtlTrack *track;                  /* changes since handed out, or NULL */
 } Ftl;
@@ -194,11 +234,13 @@ static inline void ftl_prefetch(const Ftl *f, uint64_t lpn)
     }
 }
 
-/* Is @slot of superblock @sbi, written before, still valid? */
+/* Is @slot of superblock @sbi, which holds a reverse map, still valid? */
 static inline bool ftl_slot_valid(const Ftl *f, uint32_t sbi, uint64_t slot)
 {
-    return ftl_lookup(f, f->sb[sbi].p2l[slot]) ==
-           (uint64_t)sbi * f->sps + slot;
+    uint32_t lpn = f->sb[sbi].p2l[slot];
+
+    return lpn != FTL_UNMAPPED &&
+           ftl_lookup(f, lpn) == (uint64_t)sbi * f->sps + slot;
 }
 
 /* Where a physical slot is. */
@@ -226,9 +268,19 @@ void ftl_gc_step(Ftl *f, uint32_t slots);
 /* Map internals shared by ftl.c and gc.c (ftl_map.c). */
 void ftl_map_set(Ftl *f, uint64_t lpn, uint32_t ppn);
 void ftl_invalidate(Ftl *f, uint32_t ppn);
-void ftl_sb_alloc_arrays(Ftl *f, uint32_t sb);
-void ftl_sb_free_arrays(Ftl *f, uint32_t sb);
 uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn);
+
+/* Reverse maps (ftl_rmap.c). */
+void ftl_rmap_init(Ftl *f);
+void ftl_rmap_destroy(Ftl *f);
+/* @sb opens: it holds a map from now, filled as it is written. */
+void ftl_rmap_open(Ftl *f, uint32_t sb);
+/* @sb is full: its map, if it has one, joins the young ring. */
+void ftl_rmap_closed(Ftl *f, uint32_t sb);
+/* @sb, about to be reclaimed, holds its map: built now if need be. */
+void ftl_rmap_ensure(Ftl *f, uint32_t sb);
+/* @sb was erased or its data dropped: it holds no map any more. */
+void ftl_rmap_drop(Ftl *f, uint32_t sb);
 
 /* Free superblocks and wear (wear.c); FTL_NO_SB when none is left. */
 uint32_t ftl_take_free(Ftl *f, bool coldest);
@@ -254,21 +306,12 @@ uint64_t ftl_track_pending(const Ftl *f);
 typedef struct H3100MigItem H3100MigItem;
 bool ftl_track_next(Ftl *f, H3100MigItem *it);
 void ftl_track_mark_l2p(Ftl *f, uint64_t lpn);
-void ftl_track_mark_p2l(Ftl *f, uint32_t sb, uint64_t slot);
 void ftl_track_mark_chunk(Ftl *f, uint64_t chunk, bool freed);
-void ftl_track_mark_sb_freed(Ftl *f, uint32_t sb);
 
 static inline void ftl_track_l2p(Ftl *f, uint64_t lpn)
 {
     if (G_UNLIKELY(f->track)) {
         ftl_track_mark_l2p(f, lpn);
-    }
-}
-
-static inline void ftl_track_p2l(Ftl *f, uint32_t sb, uint64_t slot)
-{
-    if (G_UNLIKELY(f->track)) {
-        ftl_track_mark_p2l(f, sb, slot);
     }
 }
 
@@ -282,15 +325,18 @@ uint64_t ftl_memory_bytes(const Ftl *f);
  */
 bool ftl_check(const Ftl *f, GString *why);
 /*
- * The same but the maps' contents: O(superblocks x planes + blocks).
- * What the maps must hold (each mapped lpn named back by the slot it maps
- * to, per superblock as many as it counts valid, every written slot
- * naming an lpn of the drive) is then the caller's to know: a migration
- * receiver counts it as the pages come (migrate_recv.c).
+ * The same but the map's contents: O(superblocks x planes + blocks).
+ * What the map must hold (each mapped lpn at a written slot of a
+ * superblock holding data, no slot named twice, per superblock as many as
+ * it counts valid) is then the caller's to know: a migration receiver
+ * counts it as the pages come (migrate_recv.c).
  */
 bool ftl_check_tables(const Ftl *f, GString *why);
-/* What is wrong with @sb's state, stream and pointers, or NULL. */
+/*
+ * What is wrong with @sb's state, stream and pointers, or NULL;
+ * @has_map: it holds a reverse map (only one that holds data may).
+ */
 const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
-                               bool has_tables);
+                               bool has_map);
 
 #endif

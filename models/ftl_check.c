@@ -15,8 +15,6 @@
 
 #include "ftl.h"
 
-#define MAP_PREFETCH 32u
-
 static const char *const sb_state_names[] = {
     [SB_FREE] = "free",
     [SB_OPEN] = "open",
@@ -43,13 +41,13 @@ static bool sb_holds_data(uint8_t state)
 }
 
 /*
- * Superblocks hold tables exactly while they hold data (open, closed or
- * the victim).  Only a full superblock closes, and the victim is a
+ * Only a superblock with data (open, closed or the victim) may hold a
+ * reverse map.  Only a full superblock closes, and the victim is a
  * closed one; an open one is not full, or it would have closed.  Free
  * and retired ones were emptied when they were erased or retired.
  */
 const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
-                               bool has_tables)
+                               bool has_map)
 {
     if (sb->state > SB_RETIRED) {
         return "unknown state";
@@ -60,8 +58,8 @@ const char *ftl_sb_shape_error(const Ftl *f, const Superblock *sb,
     if (sb->wp > f->sps || sb->valid > sb->wp) {
         return "more slots written or valid than it has";
     }
-    if (has_tables != sb_holds_data(sb->state)) {
-        return has_tables ? "tables without data" : "data without tables";
+    if (has_map && !sb_holds_data(sb->state)) {
+        return "a reverse map without data";
     }
     if (sb->state == SB_OPEN && sb->wp == f->sps) {
         return "open but full";
@@ -89,18 +87,45 @@ static bool check_sb_shapes(const Ftl *f, GString *why)
     return true;
 }
 
-/* Every written slot of a reverse map names an lpn of the drive. */
+/*
+ * The reverse maps held (ftl_rmap.c): each written slot names an lpn of
+ * the drive or none; an open superblock's map is filled as it is written;
+ * the young ring and the old count are those of the maps held.
+ */
 static bool check_reverse_maps(const Ftl *f, GString *why)
 {
+    const FtlRmap *r = &f->rmap;
+    uint32_t young = 0, old = 0;
+
     for (uint32_t i = 0; i < f->nsb; i++) {
         const Superblock *sb = &f->sb[i];
 
+        if ((sb->p2l != NULL) != (sb->rmap != RMAP_NONE) ||
+            sb->rmap > RMAP_OLD ||
+            (sb->rmap == RMAP_OPEN) != (sb->p2l && sb->state == SB_OPEN)) {
+            return check_fail(why, "superblock %u: reverse map %s, kind %u",
+                              i, sb->p2l ? "held" : "not held", sb->rmap);
+        }
+        young += sb->rmap == RMAP_YOUNG;
+        old += sb->rmap == RMAP_OLD;
         for (uint64_t s = 0; sb->p2l && s < sb->wp; s++) {
-            if (sb->p2l[s] >= f->user_slots) {
+            if (sb->p2l[s] >= f->user_slots && sb->p2l[s] != FTL_UNMAPPED) {
                 return check_fail(why, "slot %" PRIu64 " of superblock %u "
                                   "names lpn %u, beyond the drive", s, i,
                                   sb->p2l[s]);
             }
+        }
+    }
+    if (young != r->len || old != r->old) {
+        return check_fail(why, "%u young and %u old reverse maps, counted "
+                          "%u and %u", young, old, r->len, r->old);
+    }
+    for (uint32_t k = 0; k < r->len; k++) {
+        uint32_t sbi = r->young[(r->head + k) % r->young_cap];
+
+        if (sbi >= f->nsb || f->sb[sbi].rmap != RMAP_YOUNG) {
+            return check_fail(why, "the young ring names superblock %u, "
+                              "not a young one", sbi);
         }
     }
     return true;
@@ -318,24 +343,18 @@ static bool check_rng(const Ftl *f, GString *why)
     return true;
 }
 
-/* Fetch the reverse-map entry that @ppn, if sane, must be named in. */
-static void prefetch_reverse(const Ftl *f, uint32_t ppn)
-{
-    uint32_t sbi = ppn / (uint32_t)f->sps;
-
-    if (ppn != FTL_UNMAPPED && sbi < f->nsb && f->sb[sbi].p2l) {
-        ftl_prefetch_line(&f->sb[sbi].p2l[ppn - sbi * (uint32_t)f->sps]);
-    }
-}
-
 /*
- * Every mapped lpn points at a written slot whose reverse map names it
- * back; counting those per superblock gives exactly its valid slots
- * (a slot is valid when the map points at it), so the counts must agree.
+ * Every mapped lpn points at a written slot of a superblock with data, no
+ * slot twice (a bit per slot), and where that superblock holds a reverse
+ * map, the map names it back.  Counting the mapped slots per superblock
+ * gives exactly its valid slots (a slot is valid when the map points at
+ * it), so the counts must agree.
  */
 static bool check_map(const Ftl *f, GString *why)
 {
     g_autofree uint32_t *valid = g_new0(uint32_t, f->nsb);
+    g_autofree uint64_t *seen = g_new0(uint64_t,
+                                       ((uint64_t)f->nsb * f->sps + 63) / 64);
     uint64_t mapped = 0;
 
     for (uint64_t c = 0; c < f->nchunks; c++) {
@@ -345,15 +364,23 @@ static bool check_map(const Ftl *f, GString *why)
             uint64_t lpn = c * FTL_CHUNK_SLOTS + i;
             uint32_t ppn = chunk[i], sbi = ppn / (uint32_t)f->sps;
             uint64_t slot = ppn - (uint64_t)sbi * f->sps;
+            const Superblock *sb;
 
-            if (i + MAP_PREFETCH < FTL_CHUNK_SLOTS) {
-                prefetch_reverse(f, chunk[i + MAP_PREFETCH]);
-            }
             if (ppn == FTL_UNMAPPED) {
                 continue;
             }
-            if (lpn >= f->user_slots || sbi >= f->nsb || !f->sb[sbi].p2l ||
-                slot >= f->sb[sbi].wp || f->sb[sbi].p2l[slot] != lpn) {
+            sb = sbi < f->nsb ? &f->sb[sbi] : NULL;
+            if (lpn >= f->user_slots || !sb || !sb_holds_data(sb->state) ||
+                slot >= sb->wp) {
+                return check_fail(why, "lpn %" PRIu64 " maps to %u, not a "
+                                  "written slot", lpn, ppn);
+            }
+            if (seen[ppn / 64] & (1ull << (ppn % 64))) {
+                return check_fail(why, "lpn %" PRIu64 " maps to %u, as "
+                                  "another lpn does", lpn, ppn);
+            }
+            seen[ppn / 64] |= 1ull << (ppn % 64);
+            if (sb->p2l && sb->p2l[slot] != lpn) {
                 return check_fail(why, "lpn %" PRIu64 " maps to %u, whose "
                                   "reverse map does not name it", lpn, ppn);
             }

@@ -1,8 +1,8 @@
 /*
- * FTL mapping tables: logical-to-physical (chunked, allocated on first
- * write so an unwritten drive costs almost nothing), and per superblock
- * physical-to-logical (allocated while the superblock holds data).  About
- * 4 + 4 * raw/user bytes per written slot.
+ * FTL mapping: the logical-to-physical map (chunked, allocated on first
+ * write so an unwritten drive costs almost nothing: 4 bytes per written
+ * slot), and writing into open superblocks.  The reverse maps are a cache
+ * of ftl_rmap.c's.
  */
 #include <string.h>
 
@@ -44,30 +44,6 @@ void ftl_invalidate(Ftl *f, uint32_t ppn)
     f->sb[ppn / (uint32_t)f->sps].valid--;
 }
 
-void ftl_sb_alloc_arrays(Ftl *f, uint32_t sbi)
-{
-    Superblock *sb = &f->sb[sbi];
-
-    if (!sb->p2l) {
-        sb->p2l = huge_alloc(f->sps * sizeof(uint32_t));
-        f->sb_bytes += f->sps * sizeof(uint32_t);
-    }
-}
-
-void ftl_sb_free_arrays(Ftl *f, uint32_t sbi)
-{
-    Superblock *sb = &f->sb[sbi];
-
-    if (sb->p2l) {
-        if (f->track) {
-            ftl_track_mark_sb_freed(f, sbi);
-        }
-        huge_free(sb->p2l);
-        sb->p2l = NULL;
-        f->sb_bytes -= f->sps * sizeof(uint32_t);
-    }
-}
-
 /*
  * Open a new superblock for @stream.  Host streams take the least worn
  * free superblock; reclaim takes the most worn, since what it moves has
@@ -82,7 +58,7 @@ static bool open_superblock(Ftl *f, uint32_t stream)
         return false;
     }
     sb = &f->sb[sbi];
-    ftl_sb_alloc_arrays(f, sbi);
+    ftl_rmap_open(f, sbi);
     sb->state = SB_OPEN;
     sb->stream = stream;
     sb->wp = 0;
@@ -110,8 +86,9 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
     }
     sb = &f->sb[sbi];
     slot = sb->wp++;
-    sb->p2l[slot] = (uint32_t)lpn;
-    ftl_track_p2l(f, sbi, slot);
+    if (sb->p2l) {
+        sb->p2l[slot] = (uint32_t)lpn;   /* none if opened before a load */
+    }
     sb->valid++;
     if (sb->wp % f->spu == 0 && f->hooks.unit_full) {
         f->hooks.unit_full(f->hooks.opaque, stream, sbi,
@@ -120,6 +97,7 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
     if (sb->wp == f->sps) {
         sb->state = SB_CLOSED;
         f->open[stream] = FTL_NO_SB;
+        ftl_rmap_closed(f, sbi);
     }
     return (uint64_t)sbi * f->sps + slot;
 }
@@ -159,6 +137,7 @@ uint64_t ftl_memory_bytes(const Ftl *f)
     }
     return chunks * FTL_CHUNK_SLOTS * sizeof(uint32_t) +
            f->nchunks * sizeof(uint32_t *) + f->sb_bytes +
+           f->rmap.young_cap * sizeof(uint32_t) +
            (uint64_t)f->nsb * (sizeof(Superblock) + sizeof(uint32_t) +
                                f->dies * f->planes * sizeof(uint16_t)) +
            (uint64_t)f->bb.planes * f->bb.blocks *

@@ -16,7 +16,7 @@ static void finish_victim(Ftl *f)
     uint32_t v = f->victim;
 
     f->victim = FTL_NO_SB;
-    ftl_sb_free_arrays(f, v);
+    ftl_rmap_drop(f, v);
     if (f->hooks.erased) {
         f->hooks.erased(f->hooks.opaque, v);
     }
@@ -74,14 +74,16 @@ static bool select_victim(Ftl *f)
 /*
  * Next valid slot of the victim at or after the cursor, or sps.  The
  * reverse map is read in order, so the map entries it names are fetched
- * a little ahead: on a large drive each one is a cache miss.
+ * a little ahead: on a large drive each one is a cache miss.  A built
+ * map names only the slots valid when it was built.
  */
 static uint64_t next_valid(const Ftl *f, uint32_t victim)
 {
     const Superblock *sb = &f->sb[victim];
 
     for (uint64_t s = f->cursor; s < sb->wp; s++) {
-        if (s + SCAN_PREFETCH < sb->wp) {
+        if (s + SCAN_PREFETCH < sb->wp &&
+            sb->p2l[s + SCAN_PREFETCH] != FTL_UNMAPPED) {
             ftl_prefetch(f, sb->p2l[s + SCAN_PREFETCH]);
         }
         if (ftl_slot_valid(f, victim, s)) {
@@ -111,12 +113,15 @@ static uint32_t valid_in_page(const Ftl *f, uint32_t victim, uint64_t slot)
 static bool relocate_one(Ftl *f)
 {
     Superblock *sb = &f->sb[f->victim];
-    uint64_t slot = next_valid(f, f->victim);
     uint64_t base = (uint64_t)f->victim * f->sps;
-    uint64_t page = (base + slot) / f->spp;
+    uint64_t slot, page;
     uint32_t lpn;
     uint64_t ppn;
 
+    /* a victim chosen just now, or before the drive was loaded */
+    ftl_rmap_ensure(f, f->victim);
+    slot = next_valid(f, f->victim);
+    page = (base + slot) / f->spp;
     if (slot >= f->sps) {
         finish_victim(f);
         return false;

@@ -29,12 +29,17 @@
  * transitions and time).  The temperature itself is not saved: loading
  * is a power cycle, and the drive starts at its idle temperature.
  *
- * Version 4 (this one) adds after them the LDPC's lifetime counters:
- * EccStats, 32 bytes (reads retried, soft decodes, uncorrectable host
- * and reclaim reads).
+ * Version 4 adds after them the LDPC's lifetime counters: EccStats, 32
+ * bytes (reads retried, soft decodes, uncorrectable host and reclaim
+ * reads).
  *
- * Versions 1 to 3 still load, with no extra state (version 1), thermal
- * counters at zero (versions 1, 2) and LDPC counters at zero.
+ * Version 5 (this one) saves no reverse maps: each superblock's table
+ * flag is 0, and a loaded drive builds the maps reclaim needs from the
+ * logical map (models/ftl_rmap.c).  The layout is version 4's.
+ *
+ * Versions 1 to 4 still load, with no extra state (version 1), thermal
+ * counters at zero (versions 1, 2) and LDPC counters at zero (versions
+ * 1 to 3); the reverse maps they hold are read and dropped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +54,7 @@
 #include "state_io.h"
 
 #define STATE_MAGIC "H3100ST\n"
-#define STATE_VERSION 4u
+#define STATE_VERSION 5u
 #define STATE_VERSION_MIN 1u
 
 
@@ -159,10 +164,10 @@ void state_put_counters(H3100Model *m, Stream *s)
     PUT(s, bb->used_block_erases);
 }
 
-/* A superblock's header, and whether its reverse map is in use. */
+/* A superblock's header; its reverse map is never saved (version 5). */
 void state_put_sb(const Superblock *sb, Stream *s)
 {
-    uint8_t has = sb->p2l != NULL;
+    uint8_t has = 0;
 
     PUT(s, sb->state);
     PUT(s, sb->stream);
@@ -185,12 +190,7 @@ static void save_payload(H3100Model *m, Stream *s)
 
     state_put_counters(m, s);
     for (uint32_t i = 0; i < f->nsb; i++) {
-        Superblock *sb = &f->sb[i];
-
-        state_put_sb(sb, s);
-        if (sb->p2l) {
-            stream_put(s, sb->p2l, sizeof(uint32_t) * sb->wp);
-        }
+        state_put_sb(&f->sb[i], s);
     }
     for (uint64_t c = 0; c < f->nchunks; c++) {
         uint8_t has = f->l2p[c] != NULL;
@@ -356,9 +356,9 @@ bool state_get_counters(H3100Model *m, Stream *s, GString *why)
 }
 
 /*
- * Superblock @i's header: its shape is checked before anything is
- * allocated for it, and open ones (whose maps are not full) are at most
- * one per stream, counted in *@open.  *@has: its reverse map follows.
+ * Superblock @i's header: its shape is checked, and open ones are at
+ * most one per stream, counted in *@open.  *@has: its reverse map follows
+ * (files before version 5, and migration cores of older builds).
  */
 bool state_get_sb(Ftl *f, uint32_t i, Stream *s, uint8_t *has,
                   uint32_t *open, GString *why)
@@ -391,13 +391,14 @@ bool state_get_sb(Ftl *f, uint32_t i, Stream *s, uint8_t *has,
 }
 
 /*
- * Superblocks and their reverse maps.  A reverse map is allocated whole
- * (sps slots) but only wp of them are saved, so a superblock's shape is
- * checked before its map is allocated: the maps allocated are those the
- * file holds, plus at most FTL_STREAMS.
+ * Superblocks, and the reverse maps of files before version 5, read (the
+ * checksum covers them) and dropped: the map they held of each slot is
+ * the logical map's, which ftl_check judges.  A superblock's shape is
+ * checked before its map is read, so wp <= sps sizes the read.
  */
 static bool load_superblocks(Ftl *f, Stream *s, GString *why)
 {
+    g_autofree uint32_t *scratch = NULL;
     uint32_t open = 0;
 
     for (uint32_t i = 0; i < f->nsb; i++) {
@@ -413,8 +414,10 @@ static bool load_superblocks(Ftl *f, Stream *s, GString *why)
         if (!stream_holds(s, sizeof(uint32_t) * sb->wp)) {
             return state_refuse(why, "truncated superblock tables");
         }
-        ftl_sb_alloc_arrays(f, i);
-        stream_get(s, sb->p2l, sizeof(uint32_t) * sb->wp);
+        if (!scratch) {
+            scratch = g_new(uint32_t, f->sps);
+        }
+        stream_get(s, scratch, sizeof(uint32_t) * sb->wp);
     }
     return true;                      /* a failed read fails the next one */
 }

@@ -2,13 +2,13 @@
  * DapuStor H3100 drive model: its whole state in pieces, for live
  * migration and snapshots of the VM that holds the drive.
  *
- * The big part of a drive's state is its map: 4 bytes per 4 KiB of the
- * namespace (the logical map) and 4 per written slot (the reverse maps),
- * 1.9 GB for a full 0.8 TB drive.  It travels in pages of
+ * The big part of a drive's state is its logical map: 4 bytes per 4 KiB
+ * of the namespace, 0.8 GB for a full 0.8 TB drive (the reverse maps are
+ * a cache the receiver builds as it needs them).  It travels in pages of
  * H3100_MIG_PAGE_BYTES while the drive keeps running: from
  * h3100_mig_track_start every page that holds data is due, every page the
  * drive changes becomes due again, and h3100_mig_next hands out one due
- * page (or a reset: a map chunk or reverse map the drive freed) at a time.
+ * page (or a reset: a map chunk the drive freed) at a time.
  * Once the drive has stopped, the pages still due and the core
  * (h3100_mig_core_save: counters, block tables, superblocks, and every
  * piece of timing state: die queues, bus, link and core calendars, the
@@ -37,6 +37,7 @@
 
 typedef enum H3100MigKind {
     H3100_MIG_L2P = 1,                /* a page of the logical map */
+    /* older builds only; a receiver checks the index and drops it */
     H3100_MIG_P2L = 2,                /* a page of a superblock's reverse map */
     H3100_MIG_L2P_RESET = 3,          /* a map chunk was freed */
     H3100_MIG_P2L_RESET = 4,          /* a superblock's reverse map was freed */

@@ -4,6 +4,7 @@
  * levelling, bad blocks and placement streams.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "h3100_test.h"
 #include "model_priv.h"
@@ -276,6 +277,118 @@ START_TEST(test_streams_separate_hot_and_cold)
 END_TEST
 
 /*
+ * Which reverse maps a drive holds (ftl_rmap.c) is a cache: a drive that
+ * keeps one young and one old map, and so builds a map from the logical
+ * map for nearly every victim, must answer every command at the same
+ * time with the same status, and end with the same counters, as one with
+ * the usual share; through hot and cold streams, reads, deallocations,
+ * wear-levelling victims, idle reclaim, and a save and load (which drops
+ * every map).
+ */
+static H3100Model *cache_model(const H3100Config *cfg, bool starved)
+{
+    H3100Model *m = h3100_model_new(cfg, NULL);
+
+    ck_assert_ptr_nonnull(m);
+    if (starved) {
+        m->ftl.rmap.young_cap = 1;
+        m->ftl.rmap.old_cap = 1;
+    }
+    return m;
+}
+
+static H3100Model *save_and_load(H3100Model *m, const H3100Config *cfg,
+                                 bool starved)
+{
+    g_autofree char *path = g_strdup_printf("%s/h3100-rmap-%d-%d",
+                                            g_get_tmp_dir(), (int)getpid(),
+                                            starved);
+    GError *err = NULL;
+    H3100Model *back;
+
+    ck_assert_msg(h3100_model_save(m, path, &err), "%s",
+                  err ? err->message : "");
+    back = h3100_model_load(cfg, path, &err);
+    ck_assert_msg(back, "%s", err ? err->message : "");
+    unlink(path);
+    h3100_model_free(m);
+    if (starved) {
+        back->ftl.rmap.young_cap = 1;
+        back->ftl.rmap.old_cap = 1;
+    }
+    return back;
+}
+
+START_TEST(test_reverse_map_cache_is_invisible)
+{
+    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    H3100Model *m[2];
+    uint64_t slots, hot, now = 0;
+    H3100Health h[2];
+    Rng rng;
+
+    cfg.ftl.wl_threshold = 8;
+    slots = h3100_user_slots(&cfg);
+    hot = slots / 5;
+    for (int k = 0; k < 2; k++) {
+        m[k] = cache_model(&cfg, k);
+    }
+    rng_seed(&rng, 5);
+    for (uint64_t i = 0; i < 4 * slots; i++) {
+        uint32_t pick = rng_below(&rng, 100);
+        bool is_hot = rng_below(&rng, 10) < 8;
+        uint64_t lpn = is_hot ? rng_below(&rng, hot)
+                              : hot + rng_below(&rng, slots - hot - 8);
+        H3100Io io = {
+            .op = pick < 80 ? H3100_OP_WRITE : pick < 95 ? H3100_OP_READ
+                                                         : H3100_OP_DEALLOCATE,
+            .offset = lpn * 4096, .length = 4096 << rng_below(&rng, 3),
+            .stream = is_hot ? 1 : 2,
+        };
+        H3100Result r[2];
+
+        /* now and then a pause long enough for idle reclaim */
+        now += rng_below(&rng, 1000) ? 2000 : 5000000;
+        for (int k = 0; k < 2; k++) {
+            r[k] = h3100_model_submit(m[k], now, &io);
+        }
+        ck_assert_msg(r[0].done_ns == r[1].done_ns &&
+                      r[0].status == r[1].status, "command %" PRIu64
+                      ": %" PRIu64 " ns (status %d) with the usual maps, %"
+                      PRIu64 " (%d) with two", i, r[0].done_ns, r[0].status,
+                      r[1].done_ns, r[1].status);
+        if (i == 2 * slots) {
+            for (int k = 0; k < 2; k++) {
+                assert_invariants(m[k]);
+                m[k] = save_and_load(m[k], &cfg, k);
+                h3100_model_reset_time(m[k]);
+            }
+            now = 0;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        assert_invariants(m[k]);
+        h3100_model_health(m[k], now, &h[k]);
+    }
+    ck_assert_uint_eq(h[0].nand_write_bytes, h[1].nand_write_bytes);
+    ck_assert_uint_eq(h[0].gc_slots_moved, h[1].gc_slots_moved);
+    ck_assert_uint_eq(h[0].gc_victims, h[1].gc_victims);
+    ck_assert_uint_eq(h[0].wl_victims, h[1].wl_victims);
+    ck_assert_uint_gt(h[0].wl_victims, 0);
+    ck_assert_uint_eq(h[0].block_erases, h[1].block_erases);
+    ck_assert_uint_eq(h[0].mapped_bytes, h[1].mapped_bytes);
+    /* the starved drive built a map for most of its victims, the other
+     * for fewer, several maps at a time */
+    ck_assert_uint_gt(m[1]->ftl.rmap.scans, h[1].gc_victims / 2);
+    ck_assert_uint_lt(m[0]->ftl.rmap.scans, m[1]->ftl.rmap.scans / 2);
+    ck_assert_uint_gt(m[0]->ftl.rmap.built, 2 * m[0]->ftl.rmap.scans);
+    for (int k = 0; k < 2; k++) {
+        h3100_model_free(m[k]);
+    }
+}
+END_TEST
+
+/*
  * Deallocation used to walk every 4 KiB slot; now it skips map chunks
  * never written.  This is the old walk, the reference that the model's
  * deallocation must match exactly.
@@ -407,6 +520,7 @@ static Suite *ftl_suite(void)
     tcase_add_test(tc, test_factory_bad_blocks);
     tcase_add_test(tc, test_grown_bad_blocks_until_read_only);
     tcase_add_test(tc, test_streams_separate_hot_and_cold);
+    tcase_add_test(tc, test_reverse_map_cache_is_invisible);
     tcase_add_test(tc, test_range_trim_matches_slot_by_slot);
     suite_add_tcase(s, tc);
     return s;
