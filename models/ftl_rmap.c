@@ -219,31 +219,78 @@ static inline uint32_t divide(const Divider *q, uint32_t n)
 }
 
 /*
+ * A superblock's slots are whole granules of 2^shift, the largest power
+ * of two sps is a multiple of: a bit per granule says whether the pass
+ * fills its slots, and a bitmap of up to this many bytes stays in the
+ * caches while the logical map streams past.  Most entries then cost a
+ * shift and a bit test; only those it fills are divided.
+ */
+#define GRANULE_BITMAP_MAX (512u << 10)
+
+typedef struct Filter {
+    uint32_t shift;
+    uint64_t *bits;                   /* NULL: every entry is divided */
+} Filter;
+
+static Filter filter_new(const Ftl *f, const uint32_t *fill)
+{
+    Filter g = { .shift = (uint32_t)__builtin_ctzll(f->sps) };
+    uint64_t granules = (UINT64_C(1) << 32) >> g.shift;
+    uint64_t per_sb = f->sps >> g.shift;
+
+    if (granules / 8 > GRANULE_BITMAP_MAX) {
+        return g;
+    }
+    g.bits = g_new0(uint64_t, granules / 64 + 1);
+    for (uint32_t sb = 0; sb < f->nsb; sb++) {
+        for (uint64_t i = 0; fill[sb] != NO_FILL && i < per_sb; i++) {
+            uint64_t k = sb * per_sb + i;
+
+            g.bits[k / 64] |= UINT64_C(1) << (k % 64);
+        }
+    }
+    return g;
+}
+
+/* @lpn maps to @ppn: name it in @ppn's map, if the pass fills it. */
+static void fill_one(const Ftl *f, const Divider *q, const uint32_t *fill,
+                     uint32_t *const *maps, uint32_t ppn, uint32_t lpn)
+{
+    uint32_t sb = divide(q, ppn);
+    uint32_t k = sb < f->nsb ? fill[sb] : NO_FILL;
+
+    if (k != NO_FILL) {
+        maps[k][ppn - sb * (uint32_t)f->sps] = lpn;
+    }
+}
+
+/*
  * Fill the maps of the superblocks that @fill names (an index into
  * @maps, or NO_FILL) from the logical map, in one pass in its order.
+ * FTL_UNMAPPED is in no superblock's granules, and past the last one.
  */
 static void scan_into(const Ftl *f, const uint32_t *fill,
                       uint32_t *const *maps)
 {
     Divider q = divider((uint32_t)f->sps);
+    Filter g = filter_new(f, fill);
+    const uint64_t *bits = g.bits;
+    uint32_t shift = g.shift;
 
     for (uint64_t c = 0; c < f->nchunks; c++) {
         const uint32_t *chunk = f->l2p[c];
         uint32_t base = (uint32_t)(c << FTL_CHUNK_SHIFT);
 
         for (uint32_t i = 0; chunk && i < FTL_CHUNK_SLOTS; i++) {
-            uint32_t ppn = chunk[i], sb, k;
+            uint32_t k = chunk[i] >> shift;
 
-            if (ppn == FTL_UNMAPPED) {
-                continue;
-            }
-            sb = divide(&q, ppn);
-            k = sb < f->nsb ? fill[sb] : NO_FILL;
-            if (k != NO_FILL) {
-                maps[k][ppn - sb * (uint32_t)f->sps] = base + i;
+            if (bits ? bits[k >> 6] & (UINT64_C(1) << (k & 63))
+                     : chunk[i] != FTL_UNMAPPED) {
+                fill_one(f, &q, fill, maps, chunk[i], base + i);
             }
         }
     }
+    g_free(g.bits);
 }
 
 typedef struct Candidate {
