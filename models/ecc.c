@@ -50,13 +50,21 @@ static double page_variation(const H3100ReliabilityParams *r, uint64_t seed,
     return exp(r->page_sigma_milli / 1000.0 * z);
 }
 
+/* The wear term of the error rate: 0 fresh, 1 at the rated count. */
+static double wear_term(const H3100Config *cfg, uint32_t erase_count)
+{
+    double x = (double)erase_count / cfg->ftl.rated_pe;
+    double a = cfg->rel.rber_wear_milli / 1000.0;
+
+    return expm1(a * x) / expm1(a);
+}
+
 double ecc_expected_errors(const H3100Config *cfg, uint64_t seed,
                            const EccPage *p, double *wear_errors)
 {
     const H3100ReliabilityParams *r = &cfg->rel;
     double x = (double)p->erase_count / cfg->ftl.rated_pe;
-    double a = r->rber_wear_milli / 1000.0;
-    double wear = expm1(a * x) / expm1(a);
+    double wear = wear_term(cfg, p->erase_count);
     double rber = (r->rber_fresh_ppb + r->rber_rated_ppb * wear) * 1e-9;
     double ret = (r->retention_milli + r->retention_wear_milli * x) / 1000.0 *
                  log1p(fmax(p->age_hours, 0) / r->retention_tau_hours);
@@ -90,19 +98,76 @@ static uint64_t hard_decode_ns(const H3100Config *cfg, double lam)
                              (1.0 + r->ecc_slow_pct / 100.0 * q * q * q * q));
 }
 
-void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
-                uint64_t draw, EccOutcome *out)
+static double memo_wear(const H3100Config *cfg, EccMemo *memo,
+                        uint32_t erase_count)
+{
+    uint32_t i = erase_count % ECC_MEMO;
+
+    if (memo->erase_count[i] != erase_count + 1) {
+        memo->erase_count[i] = erase_count + 1;
+        memo->wear[i] = wear_term(cfg, erase_count);
+    }
+    return memo->wear[i];
+}
+
+/*
+ * A read that cannot fail (ecc.h): even at the page variation's cap, its
+ * expected errors leave the hard decode certain (poisson_cdf() is
+ * exactly 1) and at its fastest (hard_decode_ns() of no errors).  Both
+ * grow with the errors, so what holds at a bound holds at the errors the
+ * page has, and the outcome is the one ecc_decode() would reach, without
+ * the page's variation or the read's draw.  Most reads of a drive short
+ * of its rated wear are such, and drawing them was most of a reclaim
+ * read's work.
+ */
+bool ecc_read_is_sure(const H3100Config *cfg, const EccPage *p,
+                      EccMemo *memo, EccOutcome *out)
 {
     const H3100ReliabilityParams *r = &cfg->rel;
-    double wear, lam = ecc_expected_errors(cfg, seed, p, &wear);
-    double keep = r->retry_keep_milli / 1000.0;
-    /* the worst of n codewords: the max of n uniforms is U^(1/n) */
-    double u = pow(unit_of(ecc_hash(seed, draw, 3)),
-                   1.0 / (p->codewords ? p->codewords : 1));
+    double x = (double)p->erase_count / cfg->ftl.rated_pe;
+    double rber = (r->rber_fresh_ppb + r->rber_rated_ppb *
+                   memo_wear(cfg, memo, p->erase_count)) * 1e-9;
+    double ret = (r->retention_milli + r->retention_wear_milli * x) / 1000.0 *
+                 log1p(fmax(p->age_hours, 0) / r->retention_tau_hours);
+    /* a hair over the bound, against rounding in the exact sums */
+    double lam = rber * r->codeword_bits *
+                 r->ptype_milli[p->ptype % H3100_PAGE_TYPES] / 1000.0 *
+                 exp(r->page_sigma_milli / 1000.0 * ECC_SIGMA_CAP) *
+                 (1.0 + ret) * (1.0 + 1e-9);
+    uint64_t fastest = hard_decode_ns(cfg, 0);
 
+    if (poisson_cdf(r->hard_limit_bits, lam) < 1.0 ||
+        hard_decode_ns(cfg, lam) != fastest) {
+        return false;
+    }
     out->retries = 0;
     out->soft = false;
     out->uncorrectable = false;
+    out->hard_ns[0] = fastest;
+    return true;
+}
+
+void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
+                uint64_t draw, EccMemo *memo, EccOutcome *out)
+{
+    const H3100ReliabilityParams *r = &cfg->rel;
+    double wear, lam, keep = r->retry_keep_milli / 1000.0;
+    double u;
+
+    if (memo && ecc_read_is_sure(cfg, p, memo, out)) {
+        return;
+    }
+    lam = ecc_expected_errors(cfg, seed, p, &wear);
+    out->retries = 0;
+    out->soft = false;
+    out->uncorrectable = false;
+    out->hard_ns[0] = hard_decode_ns(cfg, lam);
+    if (poisson_cdf(r->hard_limit_bits, lam) == 1.0) {
+        return;                       /* decoded, whatever the draw */
+    }
+    /* the worst of n codewords: the max of n uniforms is U^(1/n) */
+    u = pow(unit_of(ecc_hash(seed, draw, 3)),
+            1.0 / (p->codewords ? p->codewords : 1));
     for (;;) {
         out->hard_ns[out->retries] = hard_decode_ns(cfg, lam);
         if (u <= poisson_cdf(r->hard_limit_bits, lam)) {

@@ -26,6 +26,17 @@ typedef struct EccStats {
     uint64_t reclaim_uncorrectable;   /* reclaim reads that failed */
 } EccStats;
 
+/*
+ * What ecc_decode() keeps between calls: the wear term of the error rate
+ * per erase count, a direct-mapped memo.  Zeroed, it is empty.
+ */
+#define ECC_MEMO 64u
+
+typedef struct EccMemo {
+    uint32_t erase_count[ECC_MEMO];   /* + 1; 0: empty */
+    double wear[ECC_MEMO];
+} EccMemo;
+
 /* The page being read: its place, its block's wear, its data's age. */
 typedef struct EccPage {
     uint64_t page;                    /* physical page number */
@@ -43,8 +54,19 @@ typedef struct EccPage {
 double ecc_expected_errors(const H3100Config *cfg, uint64_t seed,
                            const EccPage *p, double *wear_errors);
 
-/* Decode a read of @p; @draw makes this read's errors (any 64 bits). */
+/*
+ * Can a read of @p not fail, whatever its draw?  Then *@out is its
+ * outcome: no retry, the fastest hard decode.
+ */
+bool ecc_read_is_sure(const H3100Config *cfg, const EccPage *p,
+                      EccMemo *memo, EccOutcome *out);
+
+/*
+ * Decode a read of @p; @draw makes this read's errors (any 64 bits).
+ * @memo (may be NULL) speeds up reads that cannot fail: the outcome is
+ * the same with it or without.
+ */
 void ecc_decode(const H3100Config *cfg, uint64_t seed, const EccPage *p,
-                uint64_t draw, EccOutcome *out);
+                uint64_t draw, EccMemo *memo, EccOutcome *out);
 
 #endif

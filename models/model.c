@@ -98,7 +98,7 @@ static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
     EccOutcome o;
     uint64_t done;
 
-    ecc_decode(&m->cfg, m->cfg.seed, &page, m->reads++, &o);
+    ecc_decode(&m->cfg, m->cfg.seed, &page, m->reads++, &m->ecc_memo, &o);
     m->c.nand_read_bytes += m->cfg.geo.page_bytes;
     done = t;
     for (uint32_t i = 0; i <= o.retries; i++) {

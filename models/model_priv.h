@@ -56,6 +56,7 @@ struct H3100Model {
     UnitDone *units;
     ModelCounters c;
     EccStats ecc;                     /* lifetime, saved */
+    EccMemo ecc_memo;
     uint32_t host_unc;                /* this command's uncorrectable pages */
     uint64_t reads;                   /* page reads: each draws its errors */
     uint32_t power_keep_pct;          /* NAND share under the power cap */

@@ -92,7 +92,7 @@ START_TEST(test_retried_decode_slows_first)
     uint64_t draw;
 
     for (draw = 0; draw < 100000 && !o.retries; draw++) {
-        ecc_decode(&cfg, cfg.seed, &page, draw, &o);
+        ecc_decode(&cfg, cfg.seed, &page, draw, NULL, &o);
     }
     ck_assert_msg(o.retries, "no retried read in %" PRIu64 " draws", draw);
     printf("retried read: %u retries, decodes %" PRIu64 " .. %" PRIu64
@@ -103,6 +103,62 @@ START_TEST(test_retried_decode_slows_first)
         ck_assert_uint_le(o.hard_ns[i], o.hard_ns[i - 1]);
         ck_assert_uint_ge(o.hard_ns[i], cfg.ctrl.ecc_ns);
     }
+}
+END_TEST
+
+/*
+ * The memo's shortcut for reads that cannot fail gives the outcome the
+ * full decode gives, over wear from fresh to past the rated count, ages
+ * from none to a year, every page type and codeword count; and it is
+ * taken (the drive's usual reads cost no draw).
+ */
+START_TEST(test_memo_decodes_the_same)
+{
+    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    EccMemo memo = { 0 };
+    uint64_t draw = 0, sure = 0, all = 0, young_sure = 0, young = 0;
+    Rng rng;
+
+    rng_seed(&rng, 11);
+    for (uint32_t ec = 0; ec <= cfg.ftl.rated_pe * 3 / 2; ec += 97) {
+        for (int i = 0; i < 200; i++) {
+            EccPage page = {
+                .page = rng_below(&rng, 1u << 30),
+                .ptype = rng_below(&rng, H3100_PAGE_TYPES),
+                .erase_count = ec,
+                /* half of them up to a year old, half up to a day */
+                .age_hours = rng_below(&rng, (i % 2 ? 365 : 1) * 24 * 4) / 4.0,
+                .codewords = 1 + rng_below(&rng, 8),
+            };
+            EccOutcome a, b, c;
+
+            ecc_decode(&cfg, cfg.seed, &page, draw, NULL, &a);
+            ecc_decode(&cfg, cfg.seed, &page, draw, &memo, &b);
+            bool is_sure = ecc_read_is_sure(&cfg, &page, &memo, &c);
+            bool is_young = ec < cfg.ftl.rated_pe / 20 &&
+                            page.age_hours < 24;
+
+            sure += is_sure;
+            young += is_young;
+            young_sure += is_young && is_sure;
+            ck_assert_msg(a.retries == b.retries && a.soft == b.soft &&
+                          a.uncorrectable == b.uncorrectable &&
+                          !memcmp(a.hard_ns, b.hard_ns,
+                                  (a.retries + 1) * sizeof(a.hard_ns[0])),
+                          "erase count %u, %.2f h, type %u: %u retries "
+                          "(memo %u), %" PRIu64 " ns (memo %" PRIu64 ")",
+                          ec, page.age_hours, page.ptype, a.retries,
+                          b.retries, a.hard_ns[0], b.hard_ns[0]);
+            draw++;
+            all++;
+        }
+    }
+    printf("memo: %" PRIu64 " of %" PRIu64 " reads sure, %" PRIu64 " of %"
+           PRIu64 " under 5%% of the rated wear and a day old\n",
+           sure, all, young_sure, young);
+    /* the shortcut is for a fresh drive's reads, not a worn one's */
+    ck_assert_uint_gt(young_sure, young * 9 / 10);
+    ck_assert_uint_lt(sure, all / 2);
 }
 END_TEST
 
@@ -187,6 +243,7 @@ int main(void)
 
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_read_tail_grows_with_wear);
+    tcase_add_test(tc, test_memo_decodes_the_same);
     tcase_add_test(tc, test_same_seed_same_reads);
     tcase_add_test(tc, test_retried_decode_slows_first);
     tcase_add_test(tc, test_uncorrectable_past_the_limit);
