@@ -20,7 +20,6 @@
 
 #include "qemu/osdep.h"
 #include "system/dma.h"
-#include "system/runstate.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -104,29 +103,26 @@ static void h3100_blk_resubmit(H3100Req *req)
     }
 }
 
-static void h3100_retry_bh(void *opaque)
+/*
+ * The VM runs again (`cont`): the kept requests of @g's queues are sent
+ * again, from @g's context (h3100-qgroup.c's bottom half, scheduled by
+ * h3100-runstate.c once the device is no longer quiesced), where their
+ * block requests live.
+ */
+void h3100_blk_resend(H3100QGroup *g)
 {
-    H3100State *s = opaque;
-    H3100Req *req;
+    H3100State *s = g->s;
+    H3100Req *req, *next;
 
-    s->retry_scheduled = false;
-    while ((req = QTAILQ_FIRST(&s->retry))) {
-        QTAILQ_REMOVE(&s->retry, req, retry_entry);
-        req->parked = false;
-        h3100_blk_resubmit(req);
+    QTAILQ_FOREACH_SAFE(req, &s->retry, retry_entry, next) {
+        if (req->sq->g == g) {
+            QTAILQ_REMOVE(&s->retry, req, retry_entry);
+            req->parked = false;
+            h3100_blk_resubmit(req);
+        }
     }
 }
 
-/* The VM runs again (`cont`): retry what a stop kept, in the device's ctx. */
-static void h3100_vm_state_cb(void *opaque, bool running, RunState state)
-{
-    H3100State *s = opaque;
-
-    if (running && !s->retry_scheduled) {
-        s->retry_scheduled = true;
-        aio_bh_schedule_oneshot(s->ctx, h3100_retry_bh, s);
-    }
-}
 
 /* Forget a kept request (its queue is deleted, or the controller reset). */
 void h3100_blk_unpark(H3100Req *req)
@@ -160,15 +156,4 @@ void h3100_blkerr_init(H3100State *s)
     blk_set_on_error(s->blk, rerror, werror);
     blk_iostatus_enable(s->blk);
     QTAILQ_INIT(&s->retry);
-    s->vmstate_change = qdev_add_vm_change_state_handler(DEVICE(s),
-                                                         h3100_vm_state_cb,
-                                                         s);
-}
-
-void h3100_blkerr_exit(H3100State *s)
-{
-    if (s->vmstate_change) {
-        qemu_del_vm_change_state_handler(s->vmstate_change);
-        s->vmstate_change = NULL;
-    }
 }

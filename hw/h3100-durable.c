@@ -91,6 +91,8 @@ static void h3100_durable_flush_cb(void *opaque, int ret)
     H3100State *s = opaque;
     H3100Req *req;
 
+    /* in the thread that started it: it completes every group's writes */
+    h3100_lock(s);
     s->durable_flushing = false;
     s->durable_flushes++;
     trace_h3100_durable_flush_done(ret);
@@ -103,6 +105,7 @@ static void h3100_durable_flush_cb(void *opaque, int ret)
         h3100_req_complete(req);
     }
     h3100_durable_kick(s);
+    h3100_unlock(s);
 }
 
 /* The writes that landed so far share one flush. */

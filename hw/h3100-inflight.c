@@ -6,11 +6,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * A command completes at the model time the drive is done with it
- * (done_ns), once its block I/O is back.  The device keeps two lists:
- * the commands whose block I/O is out (s->inflight: for the hold below,
- * and so that Format and Sanitize let the writes already sent land
- * before they erase) and those whose I/O is back that wait for their
- * time (s->pending, ordered by done_ns).  One wake-up serves both.
+ * (done_ns), once its block I/O is back.  Each queue group (the queues
+ * of one context, h3100-qgroup.c) keeps two lists of its SQs' commands:
+ * those whose block I/O is out (g->inflight: for the hold below) and
+ * those whose I/O is back that wait for their time (g->pending, ordered
+ * by done_ns).  One wake-up, in the group's context, serves both.  The
+ * count of I/O commands out (s->io_inflight: Format and Sanitize let the
+ * writes already sent land before they erase) is the device's.
  */
 
 #include "qemu/osdep.h"
@@ -43,31 +45,32 @@
  * clock_step) go twice as far each time, log2(N) passes.  Under -icount
  * every renewal is 1 ns, and in the main context the vCPU waits instead
  * (h3100_vcpu_waits_for_device): the host's time stays out of virtual
- * time.
+ * time.  Not with a queue in an IOThread: the wait would hold s->lock,
+ * and that thread's completions with it.
  * Under plain TCG virtual time is host time: no hold.
  *
- * s->due_timer is an H3100Timer: on its timer list throughout its
+ * g->due_timer is an H3100Timer: on its timer list throughout its
  * callback, so virtual time cannot step past the next command due while
  * the callback looks for it (h3100-timer.c).
  */
 
 /* Something is due at @model_ns: wake up then, if not earlier. */
-static void h3100_due_at(H3100State *s, uint64_t model_ns)
+static void h3100_due_at(H3100QGroup *g, uint64_t model_ns)
 {
-    int64_t at = h3100_virt_ns(s, model_ns);
-    int64_t when = h3100_timer_expire_ns(s->due_timer);
+    int64_t at = h3100_virt_ns(g->s, model_ns);
+    int64_t when = h3100_timer_expire_ns(g->due_timer);
 
     if (when < 0 || when > at) {
-        h3100_timer_mod(s->due_timer, at);
+        h3100_timer_mod(g->due_timer, at);
     }
 }
 
-static uint64_t h3100_first_io_due(H3100State *s)
+static uint64_t h3100_first_io_due(H3100QGroup *g)
 {
     uint64_t first = UINT64_MAX;
     H3100Req *req;
 
-    QTAILQ_FOREACH(req, &s->inflight, ioentry) {
+    QTAILQ_FOREACH(req, &g->inflight, ioentry) {
         first = MIN(first, req->done_ns);
     }
     return first;
@@ -83,87 +86,97 @@ static uint64_t h3100_first_io_due(H3100State *s)
  */
 bool h3100_vcpu_waits_for_device(H3100State *s)
 {
-    return icount_enabled() && !qtest_enabled() &&
-           s->ctx == qemu_get_aio_context();
+    return icount_enabled() && !qtest_enabled() && h3100_all_main(s);
 }
 
 /* An in-flight command's time has come, its I/O is not back: hold. */
-static void h3100_hold_renew(H3100State *s)
+static void h3100_hold_renew(H3100QGroup *g)
 {
     int64_t rt = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
 
-    if (qtest_enabled() && rt - s->hold_last_rt < H3100_HOLD_BURST_NS) {
-        s->hold_step = MIN(s->hold_step * 2, H3100_HOLD_STEP_MAX_NS);
+    if (qtest_enabled() && rt - g->hold_last_rt < H3100_HOLD_BURST_NS) {
+        g->hold_step = MIN(g->hold_step * 2, H3100_HOLD_STEP_MAX_NS);
     } else {
-        s->hold_step = 1;
+        g->hold_step = 1;
     }
-    s->hold_last_rt = rt;
-    h3100_timer_mod_in(s->due_timer, s->hold_step);
+    g->hold_last_rt = rt;
+    h3100_timer_mod_in(g->due_timer, g->hold_step);
 }
 
 /*
  * After the commands due by now are posted, or a migration brought them:
  * when next to wake up.
  */
-void h3100_due_rearm(H3100State *s)
+static void h3100_group_rearm(H3100QGroup *g)
 {
-    H3100Req *first = QTAILQ_FIRST(&s->pending);
+    H3100State *s = g->s;
+    H3100Req *first = QTAILQ_FIRST(&g->pending);
     uint64_t post = first ? first->done_ns : UINT64_MAX;
-    uint64_t io = s->hold ? h3100_first_io_due(s) : UINT64_MAX;
+    uint64_t io = s->hold ? h3100_first_io_due(g) : UINT64_MAX;
 
     if (io <= h3100_now(s) && post > io) {
-        h3100_hold_renew(s);
+        h3100_hold_renew(g);
     } else if (MIN(io, post) != UINT64_MAX) {
-        h3100_timer_mod(s->due_timer, h3100_virt_ns(s, MIN(io, post)));
+        h3100_timer_mod(g->due_timer, h3100_virt_ns(s, MIN(io, post)));
     } else {
-        h3100_timer_del(s->due_timer);
+        h3100_timer_del(g->due_timer);
+    }
+}
+
+void h3100_due_rearm(H3100State *s)
+{
+    for (unsigned i = 0; i < s->ngroups; i++) {
+        h3100_group_rearm(&s->groups[i]);
     }
 }
 
 void h3100_due_timer_cb(void *opaque)
 {
-    H3100State *s = opaque;
+    H3100QGroup *g = opaque;
+    H3100State *s = g->s;
     H3100Req *req;
     uint64_t now;
 
     if (s->hold && h3100_vcpu_waits_for_device(s) &&
-        h3100_first_io_due(s) <= h3100_now(s)) {
-        AIO_WAIT_WHILE(s->ctx, h3100_first_io_due(s) <= h3100_now(s));
+        h3100_first_io_due(g) <= h3100_now(s)) {
+        AIO_WAIT_WHILE(s->ctx, h3100_first_io_due(g) <= h3100_now(s));
     }
     now = h3100_now(s);
-    while ((req = QTAILQ_FIRST(&s->pending)) && req->done_ns <= now) {
+    while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= now) {
         h3100_req_post_now(req);
     }
-    h3100_due_rearm(s);
+    h3100_group_rearm(g);
 }
 
 /* A reset: nothing is due any more. */
 void h3100_due_reset(H3100State *s)
 {
-    h3100_timer_del(s->due_timer);
+    for (unsigned i = 0; i < s->ngroups; i++) {
+        h3100_timer_del(s->groups[i].due_timer);
+    }
 }
 
 /* ---- the two lists ----------------------------------------------------- */
 
 void h3100_inflight_add(H3100State *s, H3100Req *req)
 {
-    QTAILQ_INSERT_TAIL(&s->inflight, req, ioentry);
+    QTAILQ_INSERT_TAIL(&req->sq->g->inflight, req, ioentry);
     req->in_flight = true;
     if (req->sq->sqid) {
         s->io_inflight++;
     }
     if (s->hold) {
-        h3100_due_at(s, req->done_ns);
+        h3100_due_at(req->sq->g, req->done_ns);
     }
 }
 
-/* No timer moves here: the command goes on to s->pending or its CQ. */
+/* No timer moves here: the command goes on to g->pending or its CQ. */
 void h3100_inflight_remove(H3100State *s, H3100Req *req)
 {
     if (!req->in_flight) {
         return;
     }
-    QTAILQ_REMOVE(&s->inflight, req, ioentry);
+    QTAILQ_REMOVE(&req->sq->g->inflight, req, ioentry);
     req->in_flight = false;
     if (req->sq->sqid && !--s->io_inflight) {
         h3100_maint_io_drained(s);
@@ -173,38 +186,44 @@ void h3100_inflight_remove(H3100State *s, H3100Req *req)
 void h3100_pending_drop(H3100State *s, H3100Req *req)
 {
     if (req->pending) {
-        QTAILQ_REMOVE(&s->pending, req, pend);
+        QTAILQ_REMOVE(&req->sq->g->pending, req, pend);
         req->pending = false;
     }
+}
+
+/* On its group's g->pending, by done_ns then seq; usually the last. */
+void h3100_pending_insert(H3100Req *req)
+{
+    H3100QGroup *g = req->sq->g;
+    H3100Req *it;
+
+    QTAILQ_FOREACH_REVERSE(it, &g->pending, pend) {
+        if (it->done_ns < req->done_ns ||
+            (it->done_ns == req->done_ns && it->seq < req->seq)) {
+            QTAILQ_INSERT_AFTER(&g->pending, it, req, pend);
+            break;
+        }
+    }
+    if (!it) {
+        QTAILQ_INSERT_HEAD(&g->pending, req, pend);
+    }
+    req->pending = true;
 }
 
 /*
  * The command's I/O is done: post it now, or wait for its model time.
  * Where the vCPU waits for the device (-icount), even a command whose
- * time has come waits on s->pending for the due timer, which posts what
+ * time has come waits on g->pending for the due timer, which posts what
  * is due in model time order, ties in fetch order: the order the host's
  * thread pool returned the I/O in stays out of what the guest sees.
  */
 void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
 {
-    H3100Req *it;
-
     if (!h3100_vcpu_waits_for_device(s) &&
         (!s->timing || req->done_ns <= h3100_now(s))) {
         h3100_req_post_now(req);
         return;
     }
-    /* ordered by done_ns, then seq; new requests usually go last */
-    QTAILQ_FOREACH_REVERSE(it, &s->pending, pend) {
-        if (it->done_ns < req->done_ns ||
-            (it->done_ns == req->done_ns && it->seq < req->seq)) {
-            QTAILQ_INSERT_AFTER(&s->pending, it, req, pend);
-            break;
-        }
-    }
-    if (!it) {
-        QTAILQ_INSERT_HEAD(&s->pending, req, pend);
-    }
-    req->pending = true;
-    h3100_due_at(s, req->done_ns);
+    h3100_pending_insert(req);
+    h3100_due_at(req->sq->g, req->done_ns);
 }

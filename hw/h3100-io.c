@@ -291,10 +291,8 @@ uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
     return err;
 }
 
-void h3100_rw_cb(void *opaque, int ret)
+static void h3100_rw_done(H3100Req *req, int ret)
 {
-    H3100Req *req = opaque;
-
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
     req->aiocb = NULL;
     if (ret < 0 && h3100_blk_failed(req, ret)) {
@@ -310,6 +308,17 @@ void h3100_rw_cb(void *opaque, int ret)
     } else {
         h3100_req_complete(req);
     }
+}
+
+/* A block layer callback, in the request's context: see h3100.h's top. */
+void h3100_rw_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+    H3100State *s = req->s;
+
+    h3100_lock(s);
+    h3100_rw_done(req, ret);
+    h3100_unlock(s);
 }
 
 /* ---- read and write -------------------------------------------------- */
@@ -611,9 +620,8 @@ static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
 
 /* ---- compare ---------------------------------------------------------- */
 
-void h3100_compare_cb(void *opaque, int ret)
+static void h3100_compare_done(H3100Req *req, int ret)
 {
-    H3100Req *req = opaque;
     g_autofree uint8_t *host = NULL;
 
     req->aiocb = NULL;
@@ -631,6 +639,16 @@ void h3100_compare_cb(void *opaque, int ret)
         req->status = NVME_CMP_FAILURE;
     }
     h3100_req_complete(req);
+}
+
+void h3100_compare_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+    H3100State *s = req->s;
+
+    h3100_lock(s);
+    h3100_compare_done(req, ret);
+    h3100_unlock(s);
 }
 
 static uint16_t h3100_compare(H3100State *s, H3100Req *req)

@@ -203,8 +203,12 @@ static uint64_t h3100_mig_due(H3100State *s)
 static int h3100_mig_save_prepare(void *opaque, Error **errp)
 {
     H3100State *s = opaque;
+    bool kept;
 
-    if (!QTAILQ_EMPTY(&s->retry)) {
+    h3100_lock(s);
+    kept = !QTAILQ_EMPTY(&s->retry);
+    h3100_unlock(s);
+    if (kept) {
         error_setg(errp, "%s: the VM stopped on a host I/O error with "
                    "commands kept for a retry (werror/rerror=stop): "
                    "resolve it and let the VM run before saving it",
@@ -498,6 +502,7 @@ static const SaveVMHandlers h3100_mig_handlers = {
 /* The controller's state is whole: what follows from it, and the file. */
 void h3100_mig_loaded(H3100State *s)
 {
+    h3100_lock(s);
     if (s->dbbuf_enabled) {
         for (unsigned i = 1; i <= s->max_ioqpairs; i++) {
             h3100_dbbuf_setup_queue(s, s->sq[i], s->cq[i]);
@@ -516,7 +521,8 @@ void h3100_mig_loaded(H3100State *s)
     }
     h3100_id_ctrl_init(s);
     h3100_telemetry_restart(s);
-    h3100_pstate_takeover(s);
+    h3100_unlock(s);
+    h3100_pstate_takeover(s);         /* may checkpoint: not under s->lock */
 }
 
 /* ---- the source's notifier, registration -------------------------- */

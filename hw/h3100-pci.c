@@ -53,6 +53,7 @@ QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * PCI_MSIX_ENTRY_SIZE >
 /* ---- contexts and the model ------------------------------------------ */
 
 typedef struct H3100CtxCall {
+    H3100State *s;
     void (*fn)(void *);
     void *opaque;
 } H3100CtxCall;
@@ -61,33 +62,51 @@ static void h3100_ctx_call_bh(void *opaque)
 {
     H3100CtxCall *c = opaque;
 
+    h3100_lock(c->s);
     c->fn(c->opaque);
+    h3100_unlock(c->s);
 }
 
-/* Run @fn in the controller's context and wait for it (BQL held). */
-void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
+/*
+ * Run @fn in @ctx under s->lock and wait for it.  The caller holds the
+ * BQL and not s->lock: @ctx's thread may be waiting for it.
+ */
+void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
+                  void *opaque)
 {
-    H3100CtxCall c = { .fn = fn, .opaque = opaque };
+    H3100CtxCall c = { .s = s, .fn = fn, .opaque = opaque };
 
-    if (s->ctx == qemu_get_aio_context()) {
-        fn(opaque);
+    if (ctx == qemu_get_aio_context()) {
+        h3100_ctx_call_bh(&c);
         return;
     }
-    aio_wait_bh_oneshot(s->ctx, h3100_ctx_call_bh, &c);
+    aio_wait_bh_oneshot(ctx, h3100_ctx_call_bh, &c);
+}
+
+/* ... in the controller's context */
+void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
+{
+    h3100_run_in(s, s->ctx, fn, opaque);
 }
 
 /*
  * The memory core refuses MMIO to the device while its re-entrancy guard
  * is engaged.  The device's bottom halves, timers and block-layer
  * callbacks engage it, so DMA or an MSI-X message aimed at BAR0 can never
- * re-enter the device.  Main loop only: an IOThread runs beside the
- * vCPUs, whose own register accesses an engaged guard would refuse;
- * there (and everywhere) h3100_guest_ram() keeps the device's DMA off
- * MMIO, and h3100_msix_target_ok() its MSI-X messages off BAR0.
+ * re-enter the device.  Only where the BQL is held (the main loop, a
+ * vCPU): an IOThread runs beside the vCPUs, whose own register accesses
+ * an engaged guard would refuse; there (and everywhere)
+ * h3100_guest_ram() keeps the device's DMA off MMIO, and
+ * h3100_msix_target_ok() its MSI-X messages off BAR0.
  */
 MemReentrancyGuard *h3100_guard(H3100State *s)
 {
-    if (s->ctx != qemu_get_aio_context()) {
+    return bql_locked() ? &DEVICE(s)->mem_reentrancy_guard : NULL;
+}
+
+MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx)
+{
+    if (ctx != qemu_get_aio_context()) {
         return NULL;
     }
     return &DEVICE(s)->mem_reentrancy_guard;
@@ -457,27 +476,27 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
 
 static void h3100_state_init(H3100State *s)
 {
+    qemu_rec_mutex_init(&s->lock);
     s->sq = g_new0(H3100SQueue *, s->max_ioqpairs + 1);
     s->cq = g_new0(H3100CQueue *, s->max_ioqpairs + 1);
     s->vec = g_new0(H3100Vector, s->nvec);
     for (unsigned i = 0; i < s->nvec; i++) {
         s->vec[i].s = s;
         s->vec[i].idx = i;
-        s->vec[i].timer = h3100_timer_new(s, h3100_irq_timer_cb, &s->vec[i]);
+        /* vector N: usually CQ N's, in its group (nvec = max-ioqpairs + 1) */
+        s->vec[i].timer = h3100_timer_new_in(s, s->qg[i]->ctx,
+                                             h3100_irq_timer_cb, &s->vec[i]);
     }
-    if (s->ctx != qemu_get_aio_context()) {
+    h3100_groups_start(s);
+    if (!h3100_all_main(s)) {
         s->irq_bh = qemu_bh_new(h3100_irq_bh, s);
     }
     h3100_runstate_init(s);
-    QTAILQ_INIT(&s->pending);
-    s->due_timer = h3100_timer_new(s, h3100_due_timer_cb, s);
-    QTAILQ_INIT(&s->inflight);
     h3100_durable_init(s);
     h3100_blkerr_init(s);
     h3100_vcache_init(s);
     h3100_shutdown_init(s);
     s->hold = qtest_enabled() || icount_enabled();
-    s->hold_step = 1;
     s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
     s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
     s->san.timer = h3100_timer_new(s, h3100_sanitize_timer_cb, s);
@@ -497,8 +516,10 @@ static void h3100_realize(PCIDevice *pci_dev, Error **errp)
     H3100State *s = DAPUSTOR_H3100(pci_dev);
 
     if (!h3100_check_props(s, errp) || !h3100_blk_init(s, errp) ||
+        !h3100_groups_init(s, errp) ||
         !h3100_model_init(s, errp) || !h3100_identity_init(s, errp) ||
         !h3100_pci_init(s, errp)) {
+        h3100_groups_free(s);
         h3100_model_free(s->model);
         s->model = NULL;
         g_clear_pointer(&s->pstate_blob, g_bytes_unref);
@@ -528,14 +549,20 @@ static void h3100_exit(PCIDevice *pci_dev)
     s->san.active = false;
     h3100_unmap_wait(s, true);
     blk_drain(s->blk);
-    h3100_blkerr_exit(s);
+    h3100_lock(s);
+    h3100_timer_del(s->idle_timer);
+    h3100_timer_del(s->dst.timer);
+    h3100_timer_del(s->san.timer);
+    h3100_timer_del(s->shutdown.timer);
+    h3100_unlock(s);
+    h3100_groups_exit(s);             /* nothing runs in an IOThread now */
     h3100_runstate_exit(s);
     h3100_shutdown_exit(s);
     h3100_vcache_free_all(s);
     for (unsigned i = 0; i < s->nvec; i++) {
         h3100_timer_free(&s->vec[i].timer);
     }
-    h3100_timer_free(&s->due_timer);
+    h3100_groups_free(s);
     h3100_timer_free(&s->idle_timer);
     h3100_timer_free(&s->dst.timer);
     h3100_timer_free(&s->san.timer);
@@ -555,6 +582,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     h3100_model_free(s->model);
     s->model = NULL;
     qemu_mutex_destroy(&s->model_lock);
+    qemu_rec_mutex_destroy(&s->lock);
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
     /* a subregion holds a reference to us: unplug could never finish */
     memory_region_del_subregion(&s->bar0, &s->iomem);
@@ -595,6 +623,8 @@ static const Property h3100_props[] = {
                                   BLOCKDEV_ON_ERROR_AUTO),
     DEFINE_PROP_LINK("iothread", H3100State, iothread, TYPE_IOTHREAD,
                      IOThread *),
+    DEFINE_PROP_IOTHREAD_VQ_MAPPING_LIST("iothread-vq-mapping", H3100State,
+                                         qmap),
     DEFINE_PROP_UINT64("seed", H3100State, seed, 1),
     DEFINE_PROP_UINT32("max-ioqpairs", H3100State, max_ioqpairs, 128),
     DEFINE_PROP_UINT8("mdts", H3100State, mdts, 5),

@@ -16,9 +16,10 @@
  * and head come from the shadow buffer, the event index is written back.
  *
  * Deleting an I/O SQ cancels its block requests without waiting (no
- * nested event loop, so nothing re-enters the admin queue); the queue
- * goes, and the Delete command completes, when the last of them is back.
- * Completions of a deleted queue's commands are not posted.
+ * nested event loop, so nothing re-enters the admin queue), in the
+ * queue's own context (h3100-qgroup.c); the queue goes, and the Delete
+ * command completes, when the last of them is back.  Completions of a
+ * deleted queue's commands are not posted.
  */
 
 #include "qemu/osdep.h"
@@ -31,9 +32,13 @@
 
 /* ---- interrupts ---------------------------------------------------------- */
 
-static bool h3100_in_main_ctx(H3100State *s)
+/*
+ * msix_notify and pci_irq_* need the BQL: a vCPU or the main loop sends
+ * the message itself, an IOThread hands it to h3100_irq_bh.
+ */
+static bool h3100_irq_direct(void)
 {
-    return s->ctx == qemu_get_aio_context();
+    return bql_locked();
 }
 
 /*
@@ -101,7 +106,7 @@ static void h3100_msix_fire(H3100State *s, uint16_t vector)
     trace_h3100_irq_msix(vector, v->count);
     v->count = 0;
     h3100_timer_del(v->timer);
-    if (h3100_in_main_ctx(s)) {
+    if (h3100_irq_direct()) {
         h3100_msix_notify(s, vector);
         return;
     }
@@ -113,7 +118,7 @@ static void h3100_intx_update(H3100State *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
 
-    if (!h3100_in_main_ctx(s)) {
+    if (!h3100_irq_direct()) {
         qemu_bh_schedule(s->irq_bh);
         return;
     }
@@ -255,15 +260,18 @@ static void h3100_cq_post(H3100State *s, H3100CQueue *cq);
 static void h3100_cq_notifier(EventNotifier *e)
 {
     H3100CQueue *cq = container_of(e, H3100CQueue, notifier);
+    H3100State *s = cq->s;
 
     if (!event_notifier_test_and_clear(e)) {
         return;
     }
-    h3100_cq_shadow_head(cq->s, cq);
+    h3100_lock(s);
+    h3100_cq_shadow_head(s, cq);
     if (cq->head == cq->tail) {
-        h3100_irq_deassert(cq->s, cq);
+        h3100_irq_deassert(s, cq);
     }
-    h3100_cq_post(cq->s, cq);      /* wakes the SQs whose slots it frees */
+    h3100_cq_post(s, cq);          /* wakes the SQs whose slots it frees */
+    h3100_unlock(s);
 }
 
 static void h3100_ioeventfd_add(H3100State *s, EventNotifier *n,
@@ -271,12 +279,12 @@ static void h3100_ioeventfd_add(H3100State *s, EventNotifier *n,
                                 bool *on)
 {
     /*
-     * eventfds need the BQL: only without an IOThread.  And only with
+     * eventfds need the BQL: only without IOThreads.  And only with
      * KVM, where they spare the vCPU an exit: under TCG the vCPU thread
      * runs the MMIO handler anyway, and an eventfd would only add a hop
      * through the main loop to every doorbell (and lose its virtual time).
      */
-    if (*on || !h3100_in_main_ctx(s) || !kvm_enabled() ||
+    if (*on || !h3100_all_main(s) || !kvm_enabled() ||
         event_notifier_init(n, 0) < 0) {
         return;
     }
@@ -488,9 +496,8 @@ static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
 
 static void h3100_sq_delete_done(H3100State *s, H3100SQueue *sq);
 
-static void h3100_sq_bh(void *opaque)
+static void h3100_sq_fetch(H3100SQueue *sq)
 {
-    H3100SQueue *sq = opaque;
     H3100State *s = sq->s;
     unsigned n = 0;
     H3100Req *req;
@@ -549,6 +556,24 @@ static void h3100_sq_bh(void *opaque)
     }
 }
 
+/*
+ * The SQ's bottom half, in its group's context.  It looks the queue up
+ * under the lock: another thread may have deleted it meanwhile (then a
+ * queue created since with the same qid, in the same group, is fetched
+ * from for nothing, harmlessly).
+ */
+static void h3100_sq_bh(void *opaque)
+{
+    H3100QRef *ref = opaque;
+    H3100State *s = ref->s;
+
+    h3100_lock(s);
+    if (s->sq[ref->qid]) {
+        h3100_sq_fetch(s->sq[ref->qid]);
+    }
+    h3100_unlock(s);
+}
+
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
 {
     /*
@@ -561,12 +586,14 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
     if (!sq->db_addr) {
         sq->tail = tail;
     }
-    if (!h3100_in_main_ctx(s) || h3100_vcpu_waits_for_device(s)) {
+    if (h3100_in_group(sq->g) &&
+        (sq->g->ctx != qemu_get_aio_context() ||
+         h3100_vcpu_waits_for_device(s))) {
         /*
          * Fetch now, so the commands are under way when the write
-         * returns.  In the IOThread (on the vCPU's behalf,
-         * h3100_run_in_ctx), not at whatever time the IOThread gets to a
-         * bottom half: qtest would step virtual time past them.  Under
+         * returns.  In the IOThread (on the vCPU's behalf under qtest and
+         * -icount, h3100-regs.c), not at whatever time the IOThread gets
+         * to a bottom half: qtest would step virtual time past them.  Under
          * -icount in the main loop, not when the main loop thread wakes
          * up: the vCPU would spin on meanwhile and turn that host time
          * into virtual time, microseconds per command that a
@@ -574,10 +601,10 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
          * core's re-entrancy guard is engaged for this MMIO write, as it
          * is for the bottom half.
          */
-        h3100_sq_bh(sq);
+        h3100_sq_fetch(sq);
         return;
     }
-    qemu_bh_schedule(sq->bh);
+    qemu_bh_schedule(sq->bh);     /* ... from a vCPU, into an IOThread */
 }
 
 /*
@@ -607,6 +634,7 @@ void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
                    uint16_t sqid, uint16_t cqid, uint32_t size)
 {
     sq->s = s;
+    sq->g = s->qg[sqid];
     sq->sqid = sqid;
     sq->cqid = cqid;
     sq->size = size;
@@ -619,7 +647,8 @@ void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
         sq->reqs[i].sq = sq;
         QTAILQ_INSERT_TAIL(&sq->free_list, &sq->reqs[i], entry);
     }
-    sq->bh = aio_bh_new_guarded(s->ctx, h3100_sq_bh, sq, h3100_guard(s));
+    sq->bh = aio_bh_new_guarded(sq->g->ctx, h3100_sq_bh, &s->qref[sqid],
+                                h3100_guard_in(s, sq->g->ctx));
     QTAILQ_INSERT_TAIL(&s->cq[cqid]->sq_list, sq, entry);
     s->sq[sqid] = sq;
     h3100_dbbuf_setup_queue(s, sq, NULL);
@@ -697,10 +726,36 @@ void h3100_sq_destroy(H3100State *s, H3100SQueue *sq)
 }
 
 /*
+ * Cancel a deleted queue's block requests: in its group's context, where
+ * they were submitted (a DMA request is not thread-safe).  Over the fixed
+ * request array, as a cancel may complete its request at once.
+ */
+static void h3100_sq_cancel(H3100SQueue *sq)
+{
+    for (uint32_t i = 0; i < sq->size; i++) {
+        if (sq->reqs[i].aiocb) {
+            blk_aio_cancel_async(sq->reqs[i].aiocb);
+        }
+    }
+}
+
+/* The group's bottom half: its queues being deleted (again: harmless). */
+void h3100_sq_cancel_deleted(H3100QGroup *g)
+{
+    H3100State *s = g->s;
+
+    for (unsigned i = 1; i <= s->max_ioqpairs; i++) {
+        if (s->sq[i] && s->sq[i]->g == g && s->sq[i]->deleting) {
+            trace_h3100_sq_cancel(i, g->idx);
+            h3100_sq_cancel(s->sq[i]);
+        }
+    }
+}
+
+/*
  * Delete I/O SQ: its commands are aborted, those with block I/O in
  * flight by cancelling it, without waiting: @del completes when the last
- * one is back (h3100_sq_delete_done).  The cancels go over the fixed
- * request array, as a cancel may complete its request at once.
+ * one is back (h3100_sq_delete_done).
  */
 uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del)
 {
@@ -709,10 +764,12 @@ uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del)
                         &sq->ioeventfd);
     h3100_sq_drop_waiting(s, sq);
     for (uint32_t i = 0; i < sq->size; i++) {
-        if (sq->reqs[i].aiocb) {
-            blk_aio_cancel_async(sq->reqs[i].aiocb);
-        }
         h3100_blk_unpark(&sq->reqs[i]);
+    }
+    if (h3100_in_group(sq->g)) {
+        h3100_sq_cancel(sq);
+    } else if (!QTAILQ_EMPTY(&sq->out_list)) {
+        qemu_bh_schedule(sq->g->bh);  /* h3100_sq_cancel_deleted there */
     }
     if (QTAILQ_EMPTY(&sq->out_list)) {
         h3100_sq_destroy(s, sq);

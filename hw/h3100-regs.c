@@ -295,6 +295,20 @@ static void h3100_mmio_write_fn(void *opaque)
     }
 }
 
+/*
+ * A doorbell goes to its queue's group, fixed by the qid (h3100-qgroup.c;
+ * one past the queues to the controller's, which reports it), and the
+ * vCPU waits for the group's context to take it: the commands are under
+ * way when the write returns (h3100_sq_doorbell).
+ */
+static void h3100_doorbell_write(H3100State *s, H3100MmioWrite *w)
+{
+    unsigned qid = (w->addr - H3100_DB_OFFSET) / 8;
+    H3100QGroup *g = qid <= s->max_ioqpairs ? s->qg[qid] : &s->groups[0];
+
+    h3100_run_in(s, g->ctx, h3100_mmio_write_fn, w);
+}
+
 static uint64_t h3100_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     H3100State *s = opaque;
@@ -336,11 +350,11 @@ static void h3100_mmio_write(void *opaque, hwaddr addr, uint64_t data,
                             " outside the doorbells of %u queue pairs",
                             size, addr, s->max_ioqpairs + 1);
             if (size == 4) {
-                h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+                h3100_doorbell_write(s, &w);
             }
             return;
         }
-        h3100_run_in_ctx(s, h3100_mmio_write_fn, &w);
+        h3100_doorbell_write(s, &w);
         return;
     }
     if (addr == NVME_REG_CC) {

@@ -30,13 +30,21 @@ static void h3100_quiesce_fn(void *opaque)
     s->quiesced = true;
 }
 
-/* A write held back by the stop: sent now, mapped again if it came over. */
-static void h3100_send_deferred(H3100State *s)
+/*
+ * The writes of @g's queues the stop held back, sent from @g's context,
+ * where their block requests live (h3100-qgroup.c); mapped again if
+ * they came over with a migration.
+ */
+void h3100_send_deferred(H3100QGroup *g)
 {
-    H3100Req *req;
+    H3100State *s = g->s;
+    H3100Req *req, *next;
     uint16_t status;
 
-    while ((req = QTAILQ_FIRST(&s->deferred))) {
+    QTAILQ_FOREACH_SAFE(req, &s->deferred, defer_entry, next) {
+        if (req->sq->g != g) {
+            continue;
+        }
         QTAILQ_REMOVE(&s->deferred, req, defer_entry);
         req->deferred = false;
         if (!req->has_qsg && req->cmd.opcode == NVME_CMD_WRITE) {
@@ -59,7 +67,20 @@ static void h3100_resume_fn(void *opaque)
     s->quiesced = false;
     trace_h3100_resume(qatomic_read(&s->unmaps));
     h3100_unmap_resume(s);
-    h3100_send_deferred(s);
+    /*
+     * The writes the stop held back, here for this context's queues; the
+     * requests werror=stop kept (h3100-blkerr.c), from a bottom half, as
+     * a block layer retry is not sent inside a run state change.  Each
+     * in its queue's context, now that quiesced is clear.
+     */
+    for (unsigned i = 0; i < s->ngroups; i++) {
+        if (h3100_in_group(&s->groups[i])) {
+            h3100_send_deferred(&s->groups[i]);
+        }
+        if (!QTAILQ_EMPTY(&s->deferred) || !QTAILQ_EMPTY(&s->retry)) {
+            qemu_bh_schedule(s->groups[i].bh);
+        }
+    }
     h3100_durable_kick(s);
     h3100_shutdown_kick(s);
     for (unsigned i = 0; i <= s->max_ioqpairs; i++) {

@@ -54,10 +54,8 @@ static void h3100_shutdown_timer_cb(void *opaque)
     h3100_shutdown_complete(s);
 }
 
-static void h3100_shutdown_flushed(void *opaque, int ret)
+static void h3100_shutdown_flushed_locked(H3100State *s, int ret)
 {
-    H3100State *s = opaque;
-
     s->shutdown.flush_inflight = false;
     if (!s->shutdown.pending) {
         return;                         /* cancelled meanwhile */
@@ -68,6 +66,15 @@ static void h3100_shutdown_flushed(void *opaque, int ret)
     }
     h3100_pstate_save_clean(s);
     h3100_shutdown_timer_cb(s);
+}
+
+static void h3100_shutdown_flushed(void *opaque, int ret)
+{
+    H3100State *s = opaque;
+
+    h3100_lock(s);
+    h3100_shutdown_flushed_locked(s, ret);
+    h3100_unlock(s);
 }
 
 /* CC.SHN set: runs in the controller's context. */

@@ -5,9 +5,11 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * Every timer of the device runs in the device's context with the
- * re-entrancy guard engaged, and is never missing from its timer list
- * while it is due.
+ * Every timer of the device runs in the device's context (or a queue
+ * group's, h3100-qgroup.c) under s->lock, with the re-entrancy guard
+ * engaged in the main loop, and is never missing from its timer list
+ * while it is due.  Its gen and running are s->lock's; timer_mod and
+ * timer_del are thread-safe, so any thread may move it.
  *
  * In the main context a timer goes on the main loop's timer list: under
  * -icount those timers run in the vCPU thread exactly at their deadline,
@@ -45,9 +47,13 @@ struct H3100Timer {
 static void h3100_timer_fire(void *opaque)
 {
     H3100Timer *t = opaque;
-    unsigned gen = t->gen;
-    bool was = h3100_guard_enter(t->s);
+    H3100State *s = t->s;
+    unsigned gen;
+    bool was;
 
+    h3100_lock(s);
+    gen = t->gen;
+    was = h3100_guard_enter(s);
     t->running = true;
     t->cb(t->opaque);
     if (t->gen == gen) {
@@ -55,10 +61,12 @@ static void h3100_timer_fire(void *opaque)
         timer_del(t->t[1]);
     }
     t->running = false;
-    h3100_guard_leave(t->s, was);
+    h3100_guard_leave(s, was);
+    h3100_unlock(s);
 }
 
-H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
+H3100Timer *h3100_timer_new_in(H3100State *s, AioContext *ctx,
+                               QEMUTimerCB *cb, void *opaque)
 {
     H3100Timer *t = g_new0(H3100Timer, 1);
 
@@ -66,14 +74,19 @@ H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
     t->cb = cb;
     t->opaque = opaque;
     for (unsigned i = 0; i < ARRAY_SIZE(t->t); i++) {
-        if (s->ctx == qemu_get_aio_context()) {
+        if (ctx == qemu_get_aio_context()) {
             t->t[i] = timer_new_ns(QEMU_CLOCK_VIRTUAL, h3100_timer_fire, t);
         } else {
-            t->t[i] = aio_timer_new(s->ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
+            t->t[i] = aio_timer_new(ctx, QEMU_CLOCK_VIRTUAL, SCALE_NS,
                                     h3100_timer_fire, t);
         }
     }
     return t;
+}
+
+H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque)
+{
+    return h3100_timer_new_in(s, s->ctx, cb, opaque);
 }
 
 void h3100_timer_free(H3100Timer **tp)

@@ -20,6 +20,14 @@
  * finished holds its report back, until the VM runs again.  Every unmap
  * is on s->unmap_list from its start to its report, so a migration can
  * carry it (h3100-vmstate.c): how far it got, and whose it is.
+ *
+ * An unmap runs in its command's queue group's context (h3100-qgroup.c),
+ * Format's, Sanitize's and the namespace jobs' in the controller's: a
+ * command's unmap keeps it in flight, and under qtest its group holds
+ * virtual time until it is back (h3100-inflight.c), renewing the hold
+ * from its own thread; an unmap waiting for another context, stuck in
+ * that clock step, would never come back.  The coroutine takes s->lock
+ * between its block requests, never across a yield.
  */
 
 #include "qemu/osdep.h"
@@ -34,6 +42,7 @@
 
 struct H3100Unmap {
     H3100State *s;
+    AioContext *ctx;                  /* where it runs and reports */
     H3100Req *req;                    /* the command, NULL for Sanitize */
     int64_t offset;
     int64_t end;
@@ -43,6 +52,7 @@ struct H3100Unmap {
     int ret;
     Coroutine *co;
     bool parked;                      /* waits for the VM to run */
+    bool waking;                      /* ... entered, not yet running */
     bool finished;                    /* ret is final, the report due */
     bool report_scheduled;
     QTAILQ_ENTRY(H3100Unmap) next;    /* s->unmap_list */
@@ -76,8 +86,10 @@ static void h3100_unmap_done_bh(void *opaque)
     H3100State *s = u->s;
     bool of_req = u->req;
 
+    h3100_lock(s);
     u->report_scheduled = false;
     if (s->quiesced && !h3100_unmap_cancelled(u)) {
+        h3100_unlock(s);
         return;                       /* h3100_unmap_resume reports it */
     }
     QTAILQ_REMOVE(&s->unmap_list, u, next);
@@ -87,6 +99,7 @@ static void h3100_unmap_done_bh(void *opaque)
         qatomic_dec(&s->unmaps_req);
     }
     qatomic_dec(&s->unmaps);
+    h3100_unlock(s);
     aio_wait_kick();
 }
 
@@ -94,17 +107,19 @@ static void h3100_unmap_report(H3100Unmap *u)
 {
     if (!u->report_scheduled) {
         u->report_scheduled = true;
-        aio_bh_schedule_oneshot(u->s->ctx, h3100_unmap_done_bh, u);
+        aio_bh_schedule_oneshot(u->ctx, h3100_unmap_done_bh, u);
     }
 }
 
 static void coroutine_fn h3100_unmap_co(void *opaque)
 {
     H3100Unmap *u = opaque;
-    BlockBackend *blk = u->s->blk;
+    H3100State *s = u->s;
+    BlockBackend *blk = s->blk;
     unsigned steps = 0;
     int ret = 0;
 
+    h3100_lock(s);
     while (u->offset < u->end) {
         int64_t pnum = 0;
 
@@ -112,18 +127,23 @@ static void coroutine_fn h3100_unmap_co(void *opaque)
             ret = -ECANCELED;
             break;
         }
-        if (u->s->quiesced) {
+        if (s->quiesced) {
             u->parked = true;
             h3100_unmap_busy(u, false);
+            h3100_unlock(s);
             qemu_coroutine_yield();   /* entered by h3100_unmap_resume */
+            h3100_lock(s);
+            u->waking = false;
             h3100_unmap_busy(u, true);
             u->parked = false;
             continue;
         }
+        h3100_unlock(s);
         ret = blk_co_block_status_above(blk, NULL, u->offset,
                                         u->end - u->offset, &pnum, NULL,
                                         NULL);
         if (ret < 0) {
+            h3100_lock(s);
             break;
         }
         if (pnum <= 0) {
@@ -133,27 +153,33 @@ static void coroutine_fn h3100_unmap_co(void *opaque)
         if (!(ret & BDRV_BLOCK_ZERO)) {
             ret = blk_co_pwrite_zeroes(blk, u->offset, pnum,
                                        BDRV_REQ_MAY_UNMAP | u->flags);
-            if (ret < 0) {
-                break;
-            }
+        }
+        h3100_lock(s);
+        if (ret < 0) {
+            break;
         }
         u->offset += pnum;
         if (++steps % H3100_UNMAP_STEPS_PER_YIELD == 0) {
+            h3100_unlock(s);
             aio_co_schedule(qemu_get_current_aio_context(),
                             qemu_coroutine_self());
             qemu_coroutine_yield();
+            h3100_lock(s);
         }
     }
+    h3100_unlock(s);
     if (ret >= 0 && (u->flags & BDRV_REQ_FUA)) {
         /* what already read as zeroes may be so only in a cache */
         ret = blk_co_flush(blk);
     }
+    h3100_lock(s);
     trace_h3100_unmap_done(u->end, steps, ret);
     u->ret = ret < 0 ? ret : 0;
     u->finished = true;
     u->co = NULL;
     h3100_unmap_busy(u, false);
     h3100_unmap_report(u);
+    h3100_unlock(s);
 }
 
 static H3100Unmap *h3100_unmap_new(H3100State *s, H3100Req *req,
@@ -164,8 +190,9 @@ static H3100Unmap *h3100_unmap_new(H3100State *s, H3100Req *req,
     H3100Unmap *u = g_new0(H3100Unmap, 1);
 
     *u = (H3100Unmap) {
-        .s = s, .req = req, .offset = offset, .end = end, .flags = flags,
-        .cb = cb, .opaque = opaque,
+        .s = s, .ctx = req ? req->sq->g->ctx : s->ctx, .req = req,
+        .offset = offset, .end = end, .flags = flags, .cb = cb,
+        .opaque = opaque,
     };
     qatomic_inc(&s->unmaps);
     if (req) {
@@ -193,7 +220,7 @@ void h3100_unmap(H3100State *s, H3100Req *req, uint64_t offset,
     trace_h3100_unmap(offset, bytes);
     h3100_unmap_busy(u, true);
     u->co = qemu_coroutine_create(h3100_unmap_co, u);
-    aio_co_enter(s->ctx, u->co);
+    aio_co_enter(u->ctx, u->co);
 }
 
 /*
@@ -218,9 +245,10 @@ void h3100_unmap_restore(H3100State *s, H3100Req *req, uint64_t offset,
 }
 
 /*
- * In the device's context, when the VM runs again or a reset or the
- * device's exit cancels what waits: parked unmaps take their next step,
- * finished ones report.
+ * Under s->lock, when the VM runs again or a reset or the device's exit
+ * cancels what waits: parked unmaps take their next step, finished ones
+ * report, each in its own context.  One entered from another context
+ * runs later: it is not entered twice meanwhile (waking).
  */
 void h3100_unmap_resume(H3100State *s)
 {
@@ -229,8 +257,9 @@ void h3100_unmap_resume(H3100State *s)
     QTAILQ_FOREACH_SAFE(u, &s->unmap_list, next, n) {
         if (u->finished) {
             h3100_unmap_report(u);
-        } else if (u->parked) {
-            aio_co_enter(s->ctx, u->co);
+        } else if (u->parked && !u->waking) {
+            u->waking = true;
+            aio_co_enter(u->ctx, u->co);
         }
     }
 }

@@ -53,9 +53,8 @@ static void h3100_vcache_destage(H3100State *s)
     }
 }
 
-static void h3100_vcache_read_cb(void *opaque, int ret)
+static void h3100_vcache_read_done(H3100Req *req, int ret)
 {
-    H3100Req *req = opaque;
     H3100State *s = req->s;
     H3100VEntry *e = req->vc_entry;
 
@@ -71,6 +70,16 @@ static void h3100_vcache_read_cb(void *opaque, int ret)
     }
     e->valid = ret >= 0;
     h3100_write_send(s, req);
+}
+
+static void h3100_vcache_read_cb(void *opaque, int ret)
+{
+    H3100Req *req = opaque;
+    H3100State *s = req->s;
+
+    h3100_lock(s);
+    h3100_vcache_read_done(req, ret);
+    h3100_unlock(s);
 }
 
 /*

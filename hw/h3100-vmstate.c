@@ -455,7 +455,8 @@ static void rt_save_req(RtSave *rs, H3100Req *req, uint8_t phase,
 
 /*
  * The commands, in an order the destination rebuilds its lists from:
- * those waiting for their time as s->pending has them, those waiting
+ * those waiting for their time as each group's g->pending has them (the
+ * destination sorts them into its own groups' lists), those waiting
  * for room as each CQ has them, then the rest.
  */
 static void rt_save_reqs(RtSave *rs)
@@ -464,8 +465,10 @@ static void rt_save_reqs(RtSave *rs)
     GArray *list = g_array_new(false, false, sizeof(H3100Req *));
     H3100Req *req;
 
-    QTAILQ_FOREACH(req, &s->pending, pend) {
-        g_array_append_val(list, req);
+    for (unsigned g = 0; g < s->ngroups; g++) {
+        QTAILQ_FOREACH(req, &s->groups[g].pending, pend) {
+            g_array_append_val(list, req);
+        }
     }
     for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
         if (s->cq[i]) {
@@ -993,7 +996,7 @@ static bool rt_req_fits(RtLoad *rl, H3100Req *req, uint8_t phase,
 }
 
 /*
- * Block I/O of its own is what keeps a command in flight (on s->inflight):
+ * Block I/O of its own is what keeps a command in flight (on g->inflight):
  * an unmap, a write held back, a write waiting to be durable.  An I/O
  * command there always is; Format only once it waited for the others.
  */
@@ -1029,8 +1032,7 @@ static void rt_req_place(RtLoad *rl, H3100Req *req, uint8_t phase,
 
     switch (phase) {
     case H3100_MIG_PENDING:
-        QTAILQ_INSERT_TAIL(&s->pending, req, pend);
-        req->pending = true;
+        h3100_pending_insert(req);
         req->io_done = true;
         break;
     case H3100_MIG_POSTING:
@@ -1133,7 +1135,7 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
         req->vc_entry = e;
     }
     if (in_flight) {
-        QTAILQ_INSERT_TAIL(&s->inflight, req, ioentry);
+        QTAILQ_INSERT_TAIL(&req->sq->g->inflight, req, ioentry);
         req->in_flight = true;
         s->io_inflight += !!sqid;
     }
@@ -1413,11 +1415,15 @@ static int h3100_post_load(void *opaque, int version_id)
         rl.r.p = g_bytes_get_data(s->mig_runtime, &len);
         rl.r.left = len;
     }
+    h3100_lock(s);                    /* the queue groups are idle: tidy */
     if (!h3100_vmstate_fields_ok(s, &why)) {
         rt_fail(&rl, "%s", why);
     } else if (rt_load(&rl)) {
+        h3100_unlock(s);
         h3100_mig_loaded(s);
+        h3100_lock(s);
     }
+    h3100_unlock(s);
     g_ptr_array_free(rl.journal, true);
     g_hash_table_destroy(rl.phase);
     g_hash_table_destroy(rl.unmap_of);

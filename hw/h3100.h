@@ -5,11 +5,21 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * Threading: all controller state (queues, requests, features, logs, the
- * drive model) belongs to one AioContext, s->ctx: the main loop, or the
- * IOThread given with iothread=.  MMIO handlers run with the BQL and hand
- * their work to s->ctx (h3100_run_in_ctx); interrupts raised from an
- * IOThread are delivered by a bottom half in the main loop.
+ * Threading: the controller (admin queue, features, logs, namespaces,
+ * Format, Sanitize, self-test, shutdown, telemetry) runs in one
+ * AioContext, s->ctx: the main loop, or the IOThread given with
+ * iothread=.  The I/O queues run there too, or in the IOThreads that
+ * iothread-vq-mapping gives them: a queue group (H3100QGroup) per
+ * context, each with the commands its queues have out and its own
+ * wake-up (h3100-qgroup.c).  One recursive lock, s->lock, guards the
+ * whole of H3100State; every entry point (bottom half, timer, block
+ * callback, MMIO write) takes it; model_lock nests inside it; it is
+ * never held across a wait for another thread (a drain, a hop into
+ * another context).  A queue's bottom half, and a command's block
+ * requests, live in its group's context.  MMIO handlers run with the
+ * BQL and hand their work over synchronously: register writes to s->ctx
+ * (h3100_run_in_ctx), doorbells to the queue's group; interrupts raised
+ * from an IOThread are delivered by a bottom half in the main loop.
  */
 #ifndef HW_DAPUSTOR_H3100_H
 #define HW_DAPUSTOR_H3100_H
@@ -29,6 +39,7 @@
 #include "system/iothread.h"
 #include "system/runstate.h"
 #include "block/nvme.h"
+#include "qapi/qapi-types-virtio.h"
 
 #include "h3100/model.h"
 #include "h3100/telemetry.h"
@@ -110,6 +121,7 @@ typedef struct H3100State H3100State;
 typedef struct H3100Timer H3100Timer;
 typedef struct H3100SQueue H3100SQueue;
 typedef struct H3100CQueue H3100CQueue;
+typedef struct H3100QGroup H3100QGroup;
 
 typedef struct H3100Range {
     uint64_t start;                   /* bytes */
@@ -156,8 +168,8 @@ typedef struct H3100Req {
     uint32_t range_idx;               /* DSM: range in progress */
     uint64_t range_done;              /* DSM: its bytes deallocated */
     QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
-    QTAILQ_ENTRY(H3100Req) pend;      /* s->pending, ordered by done_ns */
-    QTAILQ_ENTRY(H3100Req) ioentry;   /* s->inflight: block I/O out */
+    QTAILQ_ENTRY(H3100Req) pend;      /* g->pending, ordered by done_ns */
+    QTAILQ_ENTRY(H3100Req) ioentry;   /* g->inflight: block I/O out */
     QTAILQ_ENTRY(H3100Req) durable_entry; /* waiting for a flush */
     uint8_t durable_wait;             /* ... on durable_next or _batch */
     QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
@@ -173,6 +185,7 @@ typedef struct H3100Req {
 
 struct H3100SQueue {
     H3100State *s;
+    H3100QGroup *g;                   /* its qid's group: s->qg[sqid] */
     uint16_t sqid;
     uint16_t cqid;
     uint32_t head;
@@ -209,6 +222,34 @@ struct H3100CQueue {
     QTAILQ_HEAD(, H3100Req) req_list;
     QTAILQ_HEAD(, H3100SQueue) sq_list;
 };
+
+/*
+ * A queue group (h3100-qgroup.c): the queues one AioContext runs.  Group
+ * 0 is the controller's (s->ctx), with the admin queue; the others are
+ * iothread-vq-mapping's IOThreads.  A command waits for its time on its
+ * SQ's group's lists, woken by that group's timer, in that context.
+ */
+struct H3100QGroup {
+    H3100State *s;
+    unsigned idx;
+    AioContext *ctx;
+    IOThread *iothread;               /* a reference, NULL for group 0 */
+    QEMUBH *bh;                       /* h3100_group_bh */
+    QTAILQ_HEAD(, H3100Req) pending;  /* I/O back, by done_ns then seq */
+    QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
+    H3100Timer *due_timer;            /* the next completion due */
+    int64_t hold_step;                /* last renewal, ns */
+    int64_t hold_last_rt;             /* ... at this host time */
+};
+
+/*
+ * What a queue's bottom half is given: not the queue, which another
+ * thread may free while the bottom half waits for s->lock.
+ */
+typedef struct H3100QRef {
+    H3100State *s;
+    uint16_t qid;
+} H3100QRef;
 
 typedef struct H3100Vector {
     H3100State *s;
@@ -385,6 +426,7 @@ struct H3100State {
     BlockdevOnError rerror;           /* auto: the drive's */
     BlockdevOnError werror;
     IOThread *iothread;
+    IOThreadVirtQueueMappingList *qmap;   /* iothread-vq-mapping */
     uint64_t seed;
     uint32_t max_ioqpairs;
     uint8_t mdts;
@@ -411,8 +453,13 @@ struct H3100State {
     uint32_t irq_status;              /* INTx: vectors with entries */
 
     /* contexts */
+    QemuRecMutex lock;                /* the whole state (h3100.h's top) */
     AioContext *ctx;
-    QEMUBH *irq_bh;                   /* main loop, IOThread mode only */
+    H3100QGroup *groups;              /* [0]: s->ctx's */
+    unsigned ngroups;
+    H3100QGroup **qg;                 /* by qid, [0..max-ioqpairs] */
+    H3100QRef *qref;                  /* ... the queues' bottom halves' */
+    QEMUBH *irq_bh;                   /* main loop, with an IOThread */
     uint64_t irq_pending[H3100_IRQ_WORDS];  /* MSI-X vectors to notify */
     /* the VM is stopped: no new block I/O (h3100-runstate.c) */
     bool quiesced;
@@ -462,14 +509,9 @@ struct H3100State {
     H3100CQueue **cq;
     H3100Vector *vec;
     uint32_t nvec;
-    QTAILQ_HEAD(, H3100Req) pending;  /* I/O back, by done_ns then seq */
     uint64_t fetch_seq;               /* commands fetched */
-    H3100Timer *due_timer;            /* the next completion due */
     bool hold;                        /* virtual time waits for host I/O */
-    int64_t hold_step;                /* last renewal, ns */
-    int64_t hold_last_rt;             /* ... at this host time */
-    QTAILQ_HEAD(, H3100Req) inflight; /* commands with block I/O out */
-    unsigned io_inflight;             /* ... of them on I/O queues */
+    unsigned io_inflight;             /* I/O commands with block I/O out */
     /* completed writes survive QEMU's death (h3100-durable.c) */
     BlockDriverState *durable_top;    /* the top node last looked at */
     bool durable_keeps;               /* ... keeps writes in QEMU's memory */
@@ -491,8 +533,6 @@ struct H3100State {
     uint64_t vcache_gen;              /* Flushes submitted */
     /* host I/O errors (h3100-blkerr.c) */
     QTAILQ_HEAD(, H3100Req) retry;    /* kept until the VM runs again */
-    bool retry_scheduled;
-    VMChangeStateEntry *vmstate_change;
     H3100Timer *idle_timer;
     unsigned idle_ticks;
     uint64_t dbbuf_dbs;
@@ -539,7 +579,20 @@ static inline uint64_t h3100_mdts_bytes(const H3100State *s)
     return (uint64_t)s->page_size << s->mdts;
 }
 
+/* The device's lock: see the comment at the top. */
+static inline void h3100_lock(H3100State *s)
+{
+    qemu_rec_mutex_lock(&s->lock);
+}
+
+static inline void h3100_unlock(H3100State *s)
+{
+    qemu_rec_mutex_unlock(&s->lock);
+}
+
 /* h3100-pci.c */
+void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
+                  void *opaque);
 void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
 uint64_t h3100_now(H3100State *s);
 /* model time now; the caller holds model_lock */
@@ -554,17 +607,22 @@ void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 void h3100_power_cap(H3100State *s, unsigned ps);
 void h3100_ctrl_reset(H3100State *s);
 
-/* The device's re-entrancy guard (main loop only; NULL with an IOThread) */
+/* The device's re-entrancy guard (where the BQL is held; else NULL) */
 MemReentrancyGuard *h3100_guard(H3100State *s);
+/* ... for a bottom half in @ctx */
+MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
 bool h3100_guard_enter(H3100State *s);
 void h3100_guard_leave(H3100State *s, bool was);
 
 /*
  * h3100-timer.c: a virtual-clock timer in the device's context (main
- * loop or IOThread); its callback runs with the re-entrancy guard
- * engaged, and it stays on its timer list while the callback re-arms it.
+ * loop or IOThread), or in @ctx; its callback runs under s->lock, with
+ * the re-entrancy guard engaged in the main loop, and it stays on its
+ * timer list while the callback re-arms it.
  */
 H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
+H3100Timer *h3100_timer_new_in(H3100State *s, AioContext *ctx,
+                               QEMUTimerCB *cb, void *opaque);
 void h3100_timer_free(H3100Timer **t);
 void h3100_timer_mod(H3100Timer *t, int64_t ns);
 void h3100_timer_mod_in(H3100Timer *t, int64_t ns);
@@ -604,13 +662,14 @@ void h3100_queues_reset(H3100State *s);
 void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
+void h3100_sq_cancel_deleted(H3100QGroup *g);
 
 /* h3100-blkerr.c */
 bool h3100_blk_failed(H3100Req *req, int ret);
 void h3100_blk_unpark(H3100Req *req);
 void h3100_blk_unpark_all(H3100State *s);
+void h3100_blk_resend(H3100QGroup *g);
 void h3100_blkerr_init(H3100State *s);
-void h3100_blkerr_exit(H3100State *s);
 
 /* h3100-vcache.c */
 void h3100_vcache_init(H3100State *s);
@@ -645,6 +704,15 @@ void h3100_runstate_init(H3100State *s);
 void h3100_runstate_exit(H3100State *s);
 void h3100_defer_write(H3100State *s, H3100Req *req);
 void h3100_deferred_drop(H3100State *s, H3100Req *req);
+void h3100_send_deferred(H3100QGroup *g);
+
+/* h3100-qgroup.c */
+bool h3100_groups_init(H3100State *s, Error **errp);
+void h3100_groups_start(H3100State *s);
+void h3100_groups_exit(H3100State *s);
+void h3100_groups_free(H3100State *s);
+bool h3100_in_group(H3100QGroup *g);
+bool h3100_all_main(H3100State *s);
 
 /* h3100-durable.c */
 enum { H3100_DURABLE_NEXT = 1, H3100_DURABLE_BATCH = 2 };
@@ -660,6 +728,7 @@ void h3100_inflight_add(H3100State *s, H3100Req *req);
 void h3100_inflight_remove(H3100State *s, H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
 void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
+void h3100_pending_insert(H3100Req *req);
 bool h3100_vcpu_waits_for_device(H3100State *s);
 void h3100_due_timer_cb(void *opaque);
 void h3100_due_rearm(H3100State *s);
