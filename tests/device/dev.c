@@ -23,12 +23,79 @@ static char *model_params_opt(const char *params)
     return g_strdup_printf(",model-params=%s", escaped);
 }
 
+/* A property's JSON value (dev_device_arg): its QOM type, by name. */
+static void dev_json_value(GString *j, const char *key, const char *val)
+{
+    static const char *const bools[] = {
+        "timing", "vwc", "kill-safe", "state-reset", NULL,
+    };
+    static const char *const numbers[] = {
+        "eui64", "seed", "max-ioqpairs", "mdts", "lba-size",
+        "state-interval", "telemetry-interval", "bootindex", NULL,
+    };
+    g_autofree char *esc = g_strescape(val, NULL);
+
+    if (g_strv_contains(bools, key)) {
+        g_string_append(j, strcmp(val, "on") && strcmp(val, "true") ?
+                        "false" : "true");
+    } else if (g_strv_contains(numbers, key)) {
+        g_string_append(j, val);
+    } else {
+        g_string_append_printf(j, "\"%s\"", esc);
+    }
+}
+
+/*
+ * -device's argument for options @opts (",key=value..." after drive=d0,
+ * commas in a value doubled).  iothread-vq-mapping is a list of
+ * structs, which only JSON can give: with it (its JSON value after the
+ * '=', anywhere in @opts) the whole device is given as JSON.
+ */
+char *dev_device_arg(const char *opts)
+{
+    const char *m = strstr(opts, ",iothread-vq-mapping=");
+    g_autoptr(GString) rest = NULL;
+    g_autoptr(GString) j = NULL;
+    const char *v, *e;
+    int depth = 0;
+
+    if (!m) {
+        return g_strdup_printf("'dapustor-h3100,drive=d0%s'", opts);
+    }
+    v = m + strlen(",iothread-vq-mapping=");
+    for (e = v; *e && (e == v || depth); e++) {
+        depth += (*e == '[' || *e == '{') - (*e == ']' || *e == '}');
+    }
+    rest = g_string_new_len(opts, m - opts);
+    g_string_append(rest, e);
+    j = g_string_new("'{\"driver\": \"dapustor-h3100\", \"drive\": \"d0\"");
+    for (const char *p = rest->str; *p == ',';) {
+        g_autoptr(GString) kv = g_string_new(NULL);
+        const char *eq;
+
+        for (p++; *p && (*p != ',' || p[1] == ','); p++) {
+            g_string_append_c(kv, *p);
+            p += *p == ',';           /* ",," is a comma of the value */
+        }
+        eq = strchr(kv->str, '=');
+        g_assert(eq);
+        g_string_append_printf(j, ", \"%.*s\": ", (int)(eq - kv->str),
+                               kv->str);
+        kv->str[eq - kv->str] = 0;
+        dev_json_value(j, kv->str, eq + 1);
+    }
+    g_string_append_printf(j, ", \"iothread-vq-mapping\": %.*s}'",
+                           (int)(e - v), v);
+    return g_strdup(j->str);
+}
+
 Dev *dev_launch_on(const char *drive, const char *params,
                    const char *devopts, const char *extra)
 {
     Dev *d = g_new0(Dev, 1);
     g_autofree char *mp = model_params_opt(params ? params : DEV_PARAMS);
     g_autofree char *file_drive = NULL;
+    g_autofree char *devarg = NULL;
 
     if (!drive) {
         d->img_size = DEV_NS_BYTES;
@@ -38,9 +105,9 @@ Dev *dev_launch_on(const char *drive, const char *params,
     d->drive_opt = g_strdup(drive);
     d->dev_opts = g_strdup_printf("%s%s", mp, devopts ? devopts : "");
     d->extra_args = g_strdup(extra ? extra : "");
-    d->qt = qt_start("-drive %s,if=none,id=d0 "
-                     "-device 'dapustor-h3100,drive=d0%s' %s", d->drive_opt,
-                     d->dev_opts, d->extra_args);
+    devarg = dev_device_arg(d->dev_opts);
+    d->qt = qt_start("-drive %s,if=none,id=d0 -device %s %s", d->drive_opt,
+                     devarg, d->extra_args);
     d->h = nh_new(d->qt);
     return d;
 }
@@ -69,10 +136,12 @@ static char *dev_migration_end(QTest *src)
 static QTest *dev_start_incoming(Dev *d, const char *devopts,
                                  const char *extra, const char *uri)
 {
-    return qt_start("-drive %s,if=none,id=d0 "
-                    "-device 'dapustor-h3100,drive=d0%s' %s -incoming %s",
-                    d->drive_opt, devopts ? devopts : d->dev_opts,
-                    extra ? extra : d->extra_args, uri);
+    g_autofree char *devarg = dev_device_arg(devopts ? devopts :
+                                             d->dev_opts);
+
+    return qt_start("-drive %s,if=none,id=d0 -device %s %s -incoming %s",
+                    d->drive_opt, devarg, extra ? extra : d->extra_args,
+                    uri);
 }
 
 /* A destination reading a file runs once it has read it all. */

@@ -36,6 +36,13 @@ typedef struct Dev {
  * ""), @extra extra QEMU arguments (may be "").  Not enabled yet.
  */
 Dev *dev_launch(const char *params, const char *devopts, const char *extra);
+/* -device's argument: key=value, or JSON with iothread-vq-mapping= */
+char *dev_device_arg(const char *opts);
+/* two IOThreads, io1 and io2, for the queues round robin (and their -object) */
+#define DEV_QMAP2 ",iothread-vq-mapping=[{\"iothread\": \"io1\"}, " \
+                  "{\"iothread\": \"io2\"}]"
+#define DEV_IOT2  "-object iothread,id=io1 -object iothread,id=io2"
+
 /* dev_launch on @drive, -drive options as for dev_open_drive (NULL: a raw file). */
 Dev *dev_launch_on(const char *drive, const char *params,
                    const char *devopts, const char *extra);

@@ -229,6 +229,15 @@ START_TEST(test_delete_sq_iothread)
 }
 END_TEST
 
+/* ... SQ 1 in an IOThread of iothread-vq-mapping, the admin queue not */
+START_TEST(test_delete_sq_mapped)
+{
+    delete_busy_sq(DEV_QMAP2, DEV_IOT2);
+    delete_busy_sq(",iothread=io0" DEV_QMAP2,
+                   "-object iothread,id=io0 " DEV_IOT2);
+}
+END_TEST
+
 START_TEST(test_delete_sq_main_loop)
 {
     delete_busy_sq("", "");
@@ -561,6 +570,7 @@ int main(void)
     tcase_add_test(tc, test_read_into_bar0);
     tcase_add_test(tc, test_read_into_rom);
     tcase_add_test(tc, test_delete_sq_iothread);
+    tcase_add_test(tc, test_delete_sq_mapped);
     tcase_add_test(tc, test_delete_sq_main_loop);
     tcase_add_test(tc, test_delete_sq_twice);
     tcase_add_test(tc, test_delete_sq_twice_timed);

@@ -367,6 +367,48 @@ START_TEST(test_bad_property)
 }
 END_TEST
 
+/* iothread-vq-mapping's refusals: one line naming what is wrong */
+static const struct {
+    const char *map;
+    const char *word;
+} bad_qmaps[] = {
+    { "[{\"iothread\": \"nope\"}]", "no IOThread 'nope'" },
+    { "[{\"iothread\": \"io1\", \"vqs\": [1, 1]}]", "qid 1 is mapped twice" },
+    { "[{\"iothread\": \"io1\", \"vqs\": [2]}, "
+      "{\"iothread\": \"io2\", \"vqs\": [2]}]", "qid 2 is mapped twice" },
+    { "[{\"iothread\": \"io1\", \"vqs\": [9]}]", "beyond max-ioqpairs=8" },
+    { "[{\"iothread\": \"io1\", \"vqs\": [0]}]", "admin queue" },
+    { "[{\"iothread\": \"io1\"}, {\"iothread\": \"io1\"}]",
+      "'io1' is named twice" },
+    { "[{\"iothread\": \"io1\", \"vqs\": [1]}, {\"iothread\": \"io2\"}]",
+      "every entry or in none" },
+};
+
+START_TEST(test_bad_qmap)
+{
+    g_autofree char *img = qt_backing_file("bad.img", DEV_NS_BYTES, "raw");
+    g_autofree char *opts = g_strdup_printf(
+        ",model-params=user_bytes=256M,max-ioqpairs=8,iothread-vq-mapping=%s",
+        bad_qmaps[_i].map);
+    g_autofree char *dev = dev_device_arg(opts);
+    g_autofree char *err = NULL;
+    g_auto(GStrv) lines = NULL;
+    unsigned n = 0;
+
+    ck_assert_msg(qt_start_fails(&err, "-drive file=%s,if=none,id=d0,"
+                                 "format=raw -device %s " DEV_IOT2, img, dev),
+                  "QEMU started (or hung) with %s; stderr:\n%s",
+                  bad_qmaps[_i].map, err);
+    lines = g_strsplit(err, "\n", 0);
+    for (unsigned i = 0; lines[i]; i++) {
+        n += *g_strstrip(lines[i]) != 0;
+    }
+    ck_assert_msg(n == 1 && strstr(err, bad_qmaps[_i].word),
+                  "%s: expected one line with '%s':\n%s", bad_qmaps[_i].map,
+                  bad_qmaps[_i].word, err);
+}
+END_TEST
+
 START_TEST(test_no_drive)
 {
     g_autofree char *err = NULL;
@@ -392,6 +434,7 @@ int main(void)
     tcase_add_loop_test(tc, test_fuzz_admin_commands, 0, 2);
     tc = dev_tcase(s, "properties");
     tcase_add_loop_test(tc, test_bad_property, 0, G_N_ELEMENTS(bad_props));
+    tcase_add_loop_test(tc, test_bad_qmap, 0, G_N_ELEMENTS(bad_qmaps));
     tcase_add_test(tc, test_no_drive);
     return dev_main(s);
 }

@@ -689,6 +689,75 @@ START_TEST(test_iothread)
 }
 END_TEST
 
+/*
+ * Queues in two IOThreads (iothread-vq-mapping): round robin, qid 1 in
+ * io1 and 2 in io2; then by "vqs", 1 in io2, 2 in io1 and 3 left to the
+ * controller's main loop.  32 writes out on each queue at once, each
+ * completed once; then read back crosswise, the data verified.
+ */
+static const char *const qmaps[] = {
+    DEV_QMAP2,
+    ",iothread-vq-mapping=[{\"iothread\": \"io1\", \"vqs\": [2]}, "
+    "{\"iothread\": \"io2\", \"vqs\": [1]}]",
+};
+
+START_TEST(test_iothread_mapping)
+{
+    Dev *d = dev_open_full(NULL, qmaps[_i], DEV_IOT2);
+    NvmeHost *h = d->h;
+    NvmeQueue *q[4] = { NULL, d->q, nh_create_ioq(h, 2, 64, -1),
+                        nh_create_ioq(h, 3, 64, -1) };
+    uint64_t buf = nh_alloc(h, 3 * 32 * 4096, 4096);
+    uint8_t w[4096], r[4096];
+    NvmeCqe cqe;
+
+    for (int i = 0; i < 32; i++) {
+        for (int k = 1; k <= 3; k++) {
+            NvmeSqe sqe;
+
+            nh_pattern(w, sizeof(w), k * 1000 + i);
+            qt_memwrite(d->qt, buf + ((k - 1) * 32 + i) * 4096, w, 4096);
+            nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+            nh_set_prps(h, &sqe, buf + ((k - 1) * 32 + i) * 4096, 4096);
+            sqe.cdw10 = (k * 32 + i) * 8;
+            sqe.cdw12 = 7;
+            sqe.cid = i;
+            nh_sq_put(h, q[k], &sqe, true);
+        }
+    }
+    for (int k = 1; k <= 3; k++) {
+        nh_sq_ring(h, q[k]);
+    }
+    for (int k = 1; k <= 3; k++) {
+        uint32_t seen = 0;
+
+        for (int i = 0; i < 32; i++) {
+            ck_assert_msg(nh_wait(h, q[k], &cqe, 2000000000), "queue %d: "
+                          "completion %d of 32 missing", k, i);
+            ck_status(nh_status(&cqe), 0, "queue %d write cid %u", k,
+                      cqe.cid);
+            ck_assert_uint_eq(cqe.sqid, k);
+            ck_assert_msg(cqe.cid < 32 && !(seen & (1u << cqe.cid)),
+                          "queue %d: cid %u twice or unknown", k, cqe.cid);
+            seen |= 1u << cqe.cid;
+        }
+        ck_assert_msg(!nh_poll(h, q[k], &cqe), "queue %d: a completion too "
+                      "many (cid %u)", k, cqe.cid);
+    }
+    for (int k = 1; k <= 3; k++) {
+        for (int i = 0; i < 32; i++) {
+            nh_pattern(w, sizeof(w), k * 1000 + i);
+            ck_status(nh_read(h, q[k % 3 + 1], (k * 32 + i) * 8, r,
+                              sizeof(r)), 0, "read %d.%d", k, i);
+            ck_assert_msg(!memcmp(w, r, sizeof(r)), "data of write %d.%d",
+                          k, i);
+        }
+    }
+    ck_status(nh_flush(h, q[2], 1), 0, "flush");
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_qcow2_backend)
 {
     g_autofree char *img = NULL;
@@ -726,6 +795,7 @@ int main(void)
     tcase_add_test(tc, test_sgl_segments);
     tcase_add_test(tc, test_queue_wrap_and_depth);
     tcase_add_test(tc, test_iothread);
+    tcase_add_loop_test(tc, test_iothread_mapping, 0, G_N_ELEMENTS(qmaps));
     tcase_add_test(tc, test_qcow2_backend);
     tc = dev_tcase(s, "commands");
     tcase_add_test(tc, test_flush_and_fua);

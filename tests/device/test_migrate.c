@@ -122,8 +122,10 @@ static bool nh_poll_peek(NvmeHost *h, NvmeQueue *q)
     return (e.status & 1) == q->cq->phase;
 }
 
+/* ... @dst_devopts, @dst_extra: the destination's (NULL: the same) */
 static void in_flight_times(bool migrate, const char *devopts,
-                            const char *extra, int64_t *when)
+                            const char *extra, const char *dst_devopts,
+                            const char *dst_extra, int64_t *when)
 {
     /* null-co: the host's I/O is back at once, whatever the host's load */
     Dev *d = dev_open_drive("driver=null-co,size=256M,read-zeroes=on",
@@ -161,7 +163,12 @@ static void in_flight_times(bool migrate, const char *devopts,
     nh_sq_ring(d->h, d->q);
     g_usleep(300 * 1000);             /* the host's I/O lands meanwhile */
     if (migrate) {
-        migrate_ok(d, NULL, NULL);
+        /* the destination's options after the source's model-params */
+        g_autofree char *dst = dst_devopts ? g_strdup_printf(
+            "%.*s%s", (int)(strlen(d->dev_opts) - strlen(devopts)),
+            d->dev_opts, dst_devopts) : NULL;
+
+        migrate_ok(d, dst, dst_extra);
     }
     while (got < NCMD) {
         int64_t t = qt_clock_step_next(d->qt);
@@ -196,8 +203,9 @@ static void in_flight_times(bool migrate, const char *devopts,
  * IOThread posts what is due on its own time, and on a loaded host it
  * has now and then been late to a step (in either run).
  */
-static void check_same_times(const char *devopts, const char *extra,
-                             unsigned runs)
+static void check_same_times_to(const char *devopts, const char *extra,
+                                const char *dst_devopts,
+                                const char *dst_extra, unsigned runs)
 {
     int64_t plain[NCMD], moved[NCMD];
 
@@ -209,8 +217,8 @@ static void check_same_times(const char *devopts, const char *extra,
 
         memset(a, 0xff, sizeof(a));
         memset(b, 0xff, sizeof(b));
-        in_flight_times(false, devopts, extra, a);
-        in_flight_times(true, devopts, extra, b);
+        in_flight_times(false, devopts, extra, NULL, NULL, a);
+        in_flight_times(true, devopts, extra, dst_devopts, dst_extra, b);
         for (unsigned i = 0; i < NCMD; i++) {
             plain[i] = MIN(plain[i], a[i]);
             moved[i] = MIN(moved[i], b[i]);
@@ -223,6 +231,12 @@ static void check_same_times(const char *devopts, const char *extra,
     }
 }
 
+static void check_same_times(const char *devopts, const char *extra,
+                             unsigned runs)
+{
+    check_same_times_to(devopts, extra, NULL, NULL, runs);
+}
+
 START_TEST(test_in_flight)
 {
     check_same_times("", "", 1);
@@ -232,6 +246,20 @@ END_TEST
 START_TEST(test_in_flight_iothread)
 {
     check_same_times(",iothread=io0", "-object iothread,id=io0", 2);
+}
+END_TEST
+
+/*
+ * iothread-vq-mapping: from one IOThread to two, and back; from the
+ * main loop to two.  The commands are on queue 1, in io1 throughout.
+ */
+#define QMAP1 ",iothread-vq-mapping=[{\"iothread\": \"io1\"}]"
+
+START_TEST(test_in_flight_mapping)
+{
+    check_same_times_to(QMAP1, DEV_IOT2, DEV_QMAP2, DEV_IOT2, 2);
+    check_same_times_to(DEV_QMAP2, DEV_IOT2, QMAP1, DEV_IOT2, 2);
+    check_same_times_to("", "", DEV_QMAP2, DEV_IOT2, 1);
 }
 END_TEST
 
@@ -449,14 +477,15 @@ END_TEST
 
 /*
  * savevm / loadvm on qcow2: the drive goes back to the snapshot, data
- * and counters both.
+ * and counters both; in the main loop, then with I/O queues in two
+ * IOThreads.
  */
 START_TEST(test_savevm_loadvm)
 {
     g_autofree char *img = qt_backing_file("snap.qcow2", DEV_NS_BYTES,
                                            "qcow2");
     g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
-    Dev *d = dev_open_drive_params(drive, DEV_PARAMS, "");
+    Dev *d = dev_open_drive(drive, _i ? DEV_QMAP2 : "", _i ? DEV_IOT2 : "");
     Smart snap, later, back;
 
     write_pattern(d, 0, 64, 1);
@@ -1379,12 +1408,13 @@ static Suite *migrate_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_in_flight);
     tcase_add_test(tc, test_in_flight_iothread);
+    tcase_add_test(tc, test_in_flight_mapping);
     tcase_add_test(tc, test_data_and_smart);
     tcase_add_test(tc, test_full_cq);
     tcase_add_test(tc, test_shadow_doorbells);
     tcase_add_test(tc, test_aer_outstanding);
     tcase_add_test(tc, test_namespaces);
-    tcase_add_test(tc, test_savevm_loadvm);
+    tcase_add_loop_test(tc, test_savevm_loadvm, 0, 2);
     tcase_add_test(tc, test_snapshot_jobs);
     tcase_add_test(tc, test_ns_delete_in_progress);
     tcase_add_test(tc, test_sanitize_zeroing);

@@ -55,11 +55,26 @@ static uint64_t pc_smart(Dev *d, unsigned off)
     return le64_at(log, off);
 }
 
-static Dev *pc_open(const char *opts)
+static Dev *pc_open_on(const char *opts, const char *extra)
 {
     g_autofree char *o = g_strdup_printf(",id=h0%s", opts);
 
-    return dev_open_full(NULL, o, "");
+    return dev_open_full(NULL, o, extra);
+}
+
+static Dev *pc_open(const char *opts)
+{
+    return pc_open_on(opts, "");
+}
+
+/* the loop tests: the main loop, then I/O queues in two IOThreads */
+static const char *const pc_qmaps[] = { "", DEV_QMAP2 };
+
+static Dev *pc_open_loop(const char *opts, int i)
+{
+    g_autofree char *o = g_strdup_printf("%s%s", opts, pc_qmaps[i]);
+
+    return pc_open_on(o, i ? DEV_IOT2 : "");
 }
 
 static char *pc_cut(Dev *d, const char *how)
@@ -110,7 +125,7 @@ END_TEST
  */
 START_TEST(test_vwc_drops_unflushed_writes)
 {
-    Dev *d = pc_open(",vwc=on");
+    Dev *d = pc_open_loop(",vwc=on", _i);
 
     for (unsigned i = 0; i < 4; i++) {
         pc_write(d, i, 0);
@@ -200,7 +215,8 @@ END_TEST
 /* Commands in flight are lost: no completion is ever posted. */
 START_TEST(test_inflight_commands_lost)
 {
-    Dev *d = pc_open("");
+    Dev *d = pc_open_loop("", _i);
+    NvmeQueue *q[2] = { d->q, nh_create_ioq(d->h, 2, 16, -1) };
     uint8_t buf[PC_BS];
     NvmeCqe cqe;
 
@@ -214,11 +230,13 @@ START_TEST(test_inflight_commands_lost)
         nh_set_prps(d->h, &sqe, a, PC_BS);
         sqe.cdw10 = PC_LBA(i);
         sqe.cdw12 = PC_BS / 512 - 1;
-        nh_sq_put(d->h, d->q, &sqe, false);
+        nh_sq_put(d->h, q[i % 2], &sqe, false);
     }
-    nh_sq_ring(d->h, d->q);
+    nh_sq_ring(d->h, q[0]);
+    nh_sq_ring(d->h, q[1]);
     pc_cut_ok(d, "drive");
-    ck_assert_msg(!nh_wait(d->h, d->q, &cqe, 50 * 1000 * 1000),
+    ck_assert_msg(!nh_wait(d->h, q[0], &cqe, 50 * 1000 * 1000) &&
+                  !nh_wait(d->h, q[1], &cqe, 1000 * 1000),
                   "a completion was posted after the power cut");
     pc_reprobe(d);
     dev_close(d);
@@ -263,9 +281,11 @@ int main(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_plp_keeps_completed_writes);
-    tcase_add_test(tc, test_vwc_drops_unflushed_writes);
+    tcase_add_loop_test(tc, test_vwc_drops_unflushed_writes, 0,
+                        G_N_ELEMENTS(pc_qmaps));
     tcase_add_test(tc, test_vwc_keeps_fua_writes);
-    tcase_add_test(tc, test_inflight_commands_lost);
+    tcase_add_loop_test(tc, test_inflight_commands_lost, 0,
+                        G_N_ELEMENTS(pc_qmaps));
     tcase_add_test(tc, test_machine_cut_resets);
     tcase_add_test(tc, test_bad_value_refused);
     tcase_add_test(tc, test_cut_after_shutdown_is_safe);

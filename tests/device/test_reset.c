@@ -25,6 +25,10 @@ static const struct {
     { ",timing=on", "" },
     { ",timing=on,iothread=io0", "-object iothread,id=io0" },
     { ",timing=off,iothread=io0", "-object iothread,id=io0" },
+    /* I/O queues 1 and 2 in two IOThreads */
+    { ",timing=on" DEV_QMAP2, DEV_IOT2 },
+    { ",timing=off,iothread=io0" DEV_QMAP2,
+      "-object iothread,id=io0 " DEV_IOT2 },
 };
 
 START_TEST(test_reset_with_io_in_flight)
