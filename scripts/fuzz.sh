@@ -5,7 +5,9 @@
 #                                         UBSan, libFuzzer)
 #   scripts/fuzz.sh device CONFIG SECS    QEMU's generic-fuzz on the device;
 #                                         CONFIG: main | main-notiming |
-#                                         iothread | iothread-notiming
+#                                         iothread | iothread-notiming |
+#                                         iothread2 (I/O queues in two
+#                                         IOThreads, iothread-vq-mapping)
 #   scripts/fuzz.sh state SECS            the state-file loader
 #   scripts/fuzz.sh migrate SECS          the migrated model's receiver
 #   scripts/fuzz.sh state-coverage        models/state.c's line coverage
@@ -67,6 +69,13 @@ device_args() {
     iothread) dev+=",iothread=io0"; obj="-object iothread,id=io0" ;;
     iothread-notiming)
         dev+=",iothread=io0,timing=off"; obj="-object iothread,id=io0" ;;
+    iothread2)
+        # a list of structs: JSON only (docs/usage.md)
+        obj="-object iothread,id=io1 -object iothread,id=io2"
+        dev="'{\"driver\": \"dapustor-h3100\", \"drive\": \"d0\", "
+        dev+="\"model-params\": \"user_bytes=256M\", "
+        dev+="\"iothread-vq-mapping\": [{\"iothread\": \"io1\"}, "
+        dev+="{\"iothread\": \"io2\"}]}'" ;;
     *) h3100_die "unknown device configuration: $1 (try --help)" ;;
     esac
     printf '%s' "-machine q35 $obj -drive driver=null-co,size=256M,read-zeroes=on,if=none,id=d0 -device $dev"
@@ -137,7 +146,7 @@ migrate) [ $# -eq 2 ] || usage 2
 state-coverage) state_coverage ;;
 all)
     [ $# -eq 2 ] || usage 2
-    for c in main main-notiming iothread iothread-notiming; do
+    for c in main main-notiming iothread iothread-notiming iothread2; do
         run_device "$c" "$2"
     done
     run_libfuzzer state "state loader" "$2"

@@ -65,6 +65,31 @@ def seed(base, command):
     return SEP.join(ops)
 
 
+def seed_ioq2(base):
+    """I/O queue pair 2 made, then a Read on it: qid 2's own doorbell
+    (in iothread2, the second IOThread's queue)."""
+    ops = [
+        pattern(sqe(0x05, cdw10=2 | (15 << 16), cdw11=1 | (2 << 16),
+                    prp1=0x330000)),
+        pattern(sqe(0x01, cdw10=2 | (15 << 16), cdw11=1 | (2 << 16),
+                    prp1=0x340000)),
+        pattern(COMMANDS["read"]),
+        write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
+        write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
+        write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
+        write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
+        write(base, 0x1000, 2, SIZE_LONG),              # SQ 0 tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x1004, 2, SIZE_LONG),              # CQ 0 head
+        write(base, 0x1010, 1, SIZE_LONG),              # SQ 2 tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x1014, 1, SIZE_LONG),              # CQ 2 head
+        write(base, 0x1010, 3, SIZE_LONG),
+        bytes([OP_CLOCK_STEP]),
+    ]
+    return SEP.join(ops)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -74,6 +99,8 @@ def main():
             path = os.path.join(sys.argv[1], f"seed-{name}-{base}")
             with open(path, "wb") as f:
                 f.write(seed(base, cmd))
+        with open(os.path.join(sys.argv[1], f"seed-ioq2-{base}"), "wb") as f:
+            f.write(seed_ioq2(base))
 
 
 if __name__ == "__main__":
