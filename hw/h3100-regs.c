@@ -13,6 +13,8 @@
 
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
+#include "system/cpu-timers.h"
+#include "system/qtest.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -297,16 +299,25 @@ static void h3100_mmio_write_fn(void *opaque)
 
 /*
  * A doorbell goes to its queue's group, fixed by the qid (h3100-qgroup.c;
- * one past the queues to the controller's, which reports it), and the
- * vCPU waits for the group's context to take it: the commands are under
- * way when the write returns (h3100_sq_doorbell).
+ * one past the queues to the controller's, which reports it).  Under
+ * qtest and -icount the vCPU waits for the group's context to take it:
+ * the commands are under way when the write returns (h3100_sq_doorbell).
+ * Else it is taken here, on the vCPU thread under s->lock: an SQ
+ * doorbell schedules its queue's bottom half in its IOThread, and the
+ * vCPU goes on without waiting for that thread to wake up.
  */
 static void h3100_doorbell_write(H3100State *s, H3100MmioWrite *w)
 {
     unsigned qid = (w->addr - H3100_DB_OFFSET) / 8;
     H3100QGroup *g = qid <= s->max_ioqpairs ? s->qg[qid] : &s->groups[0];
 
-    h3100_run_in(s, g->ctx, h3100_mmio_write_fn, w);
+    if (qtest_enabled() || icount_enabled()) {
+        h3100_run_in(s, g->ctx, h3100_mmio_write_fn, w);
+        return;
+    }
+    h3100_lock(s);
+    h3100_mmio_write_fn(w);
+    h3100_unlock(s);
 }
 
 static uint64_t h3100_mmio_read(void *opaque, hwaddr addr, unsigned size)

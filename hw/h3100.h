@@ -17,9 +17,10 @@
  * never held across a wait for another thread (a drain, a hop into
  * another context).  A queue's bottom half, and a command's block
  * requests, live in its group's context.  MMIO handlers run with the
- * BQL and hand their work over synchronously: register writes to s->ctx
- * (h3100_run_in_ctx), doorbells to the queue's group; interrupts raised
- * from an IOThread are delivered by a bottom half in the main loop.
+ * BQL: register writes go to s->ctx (h3100_run_in_ctx), doorbells to the
+ * queue's group, synchronously under qtest and -icount, else on the
+ * vCPU thread under s->lock (h3100-regs.c); interrupts raised from an
+ * IOThread are delivered by a bottom half in the main loop.
  */
 #ifndef HW_DAPUSTOR_H3100_H
 #define HW_DAPUSTOR_H3100_H
