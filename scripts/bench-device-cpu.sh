@@ -6,8 +6,12 @@
 # /proc/PID/task/TID/schedstat before and after each job, is divided by
 # the commands the drive counted (SMART host read + write commands).  The
 # device's thread is the main loop (or its IOThread with --configs
-# iothread); the same run measures QEMU's own nvme device on the same
-# machine and workload, and gives the ratio.
+# iothread; the main loop and both IOThreads with iot1 and iot2); the
+# same run measures QEMU's own nvme device on the same machine and
+# workload, and gives the ratio.  iot1 and iot2 compare one IOThread
+# with two for the I/O queues (iothread-vq-mapping): a 2-vCPU guest, fio
+# with two jobs, one per vCPU, so Linux submits on qid 1 and qid 2; in
+# iot1 both queues are io1's, in iot2 qid 1 is io1's and qid 2 io2's.
 #
 #   scripts/bench-device-cpu.sh [options]
 #
@@ -20,6 +24,10 @@
 #                       mix       timing on, the hostile mix: 512 B to
 #                                 128 KiB, aligned and not, reads and
 #                                 writes, QD16 (its one job)
+#                       iot1      timing on, -smp 2, qids 1 and 2 in one
+#                                 IOThread (its jobs: QD32 random read
+#                                 and write, two fio jobs, one per vCPU)
+#                       iot2      the same, qid 1 and qid 2 in two
 #   --commands N      commands per job (default 20000)
 #   --perf CONFIG     also profile the device thread (perf record) during
 #                     CONFIG's QD32 random read, and print where its time
@@ -41,7 +49,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
-configs=nvme,off,on,iothread,vwc,mix
+configs=nvme,off,on,iothread,vwc,mix,iot1,iot2
 commands=20000
 perf_cfg=on
 out=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/bench-device-cpu
@@ -61,11 +69,11 @@ done
 [[ $commands =~ ^[1-9][0-9]*$ ]] || h3100_die "--commands: a positive integer"
 IFS=, read -r -a cfgs <<<"$configs"
 for c in "${cfgs[@]}"; do
-    case $c in nvme|off|on|iothread|vwc|mix) ;;
-    *) h3100_die "--configs: nvme, off, on, iothread, vwc or mix, not '$c'" ;;
+    case $c in nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
+    *) h3100_die "--configs: nvme, off, on, iothread, vwc, mix, iot1 or iot2, not '$c'" ;;
     esac
 done
-case $perf_cfg in none|nvme|off|on|iothread|vwc|mix) ;;
+case $perf_cfg in none|nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
 *) h3100_die "--perf: a configuration or none" ;;
 esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
@@ -114,7 +122,13 @@ mark begin idle
 sleep 3
 mark end idle
 echo "@@CMDS idle 0"
-if [ "$MIX" = 1 ]; then
+if [ "$IOT" = 1 ]; then
+    # one job per vCPU: blk-mq maps CPU N's submissions to qid N + 1
+    set -- --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split \
+        --group_reporting
+    job randread-qd32x2 --rw=randread --bs=4k --iodepth=32 "$@"
+    job randwrite-qd32x2 --rw=randwrite --bs=4k --iodepth=32 "$@"
+elif [ "$MIX" = 1 ]; then
     job mix --rw=randrw --rwmixread=50 --iodepth=16 \
         --bssplit=512/15:4k/40:8k/15:64k/15:128k/15 --blockalign=512
 else
@@ -153,8 +167,14 @@ sample() {
         printf '%s %s %s %s %s %s %s\n' "$1" "$2" "$3" "$now" "${tname// /_}" "${rt:-0}" "${sw:-0}"
     done >>"$tmp/samples.txt"
 }
-# the device thread's name in CFG
-dev_thread() { if [ "$1" = iothread ]; then echo IO_io0; else echo qemu-system-x86; fi; }
+# the device thread's name in CFG (iot1, iot2: the first of three)
+dev_thread() {
+    case $1 in
+    iothread) echo IO_io0 ;;
+    iot1|iot2) echo IO_io1 ;;
+    *) echo qemu-system-x86 ;;
+    esac
+}
 # watch CFG: sample at each mark the guest prints; perf during one job.
 # Ends at the guest's end line (tail follows until this script exits,
 # at the latest).
@@ -205,19 +225,32 @@ device_args() {
     on|mix) echo "-drive $d -device $h" ;;
     iothread) echo "-object iothread,id=io0 -drive $d -device $h,iothread=io0" ;;
     vwc) echo "-drive $d -device $h,vwc=on" ;;
+    iot1|iot2)
+        # a list of structs: JSON -device, one word (no spaces)
+        local m='{"iothread":"io1","vqs":[1,2]}'
+        [ "$1" = iot1 ] || m='{"iothread":"io1","vqs":[1]},{"iothread":"io2","vqs":[2]}'
+        printf '%s' "-object iothread,id=io1 -object iothread,id=io2 -drive $d "
+        printf '%s' "-device {\"driver\":\"dapustor-h3100\",\"drive\":\"d0\","
+        printf '%s' "\"capacity\":\"0.8T\",\"model-params\":\"user_bytes=$dbytes\","
+        printf '%s\n' "\"iothread-vq-mapping\":[$m]}"
+        ;;
     esac
 }
+# vCPUs of CFG's guest
+smp() { case $1 in iot1|iot2) echo 2 ;; *) echo 1 ;; esac; }
 
 : >"$tmp/samples.txt"
 for cfg in "${cfgs[@]}"; do
-    { echo "MIX=$([ "$cfg" = mix ] && echo 1 || echo 0)"; cat "$tmp/guest.body"; } >"$tmp/guest.sh"
+    { echo "MIX=$([ "$cfg" = mix ] && echo 1 || echo 0)"
+      echo "IOT=$(case $cfg in iot1|iot2) echo 1 ;; *) echo 0 ;; esac)"
+      cat "$tmp/guest.body"; } >"$tmp/guest.sh"
     : >"$tmp/run.err"
     rm -f "$tmp/qemu.pid"
     watch "$cfg" &
     watch_pid=$!
-    say "$cfg: booting (TCG, 1 vCPU), $commands commands per job"
+    say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
     # shellcheck disable=SC2046  # the device's options are words
-    if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel tcg --smp 1 \
+    if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --accel tcg --smp "$(smp "$cfg")" \
         --no-disk --stream --pidfile "$tmp/qemu.pid" --timeout 900 "$tmp/guest.sh" -- \
         -name "bench-$cfg,debug-threads=on" $(device_args "$cfg") \
         >"$tmp/run.out" 2>>"$tmp/run.err"; then
@@ -242,7 +275,8 @@ awk -v cmdsfile="$tmp/cmds.txt" -v io="$(dev_thread iothread)" -v main="$(dev_th
     {
         key = $1 " " $3; side = $2; t = $5; v = $6
         wall[key, side] = $4
-        if (t == ($1 == "iothread" ? io : main)) { dev[key, side] += v; sw[key, side] += $7 }
+        if (t == ($1 == "iothread" ? io : main) ||
+            ($1 ~ /^iot[12]$/ && t ~ /^IO_io[12]$/)) { dev[key, side] += v; sw[key, side] += $7 }
         if (t ~ /^CPU_[0-9]+\/TCG$/) cpu[key, side] += v
         if (!(key in seen)) { seen[key] = 1; order[++n] = key }
     }
@@ -266,10 +300,12 @@ awk -v cmdsfile="$tmp/cmds.txt" -v io="$(dev_thread iothread)" -v main="$(dev_th
         printf "%-9s %-20s %8d %7.1f %12.0f %8.0f %8.2f %11.0f\n", $1, $2, n, n / w * 1e6, d, d / n, z / n, $6 / n
     }' "$tmp/rows.txt"
     echo
-    echo "(device thread: the main loop, or the IOThread for iothread; its idle"
-    echo " run time and wake-ups subtracted; wakes: the device thread's voluntary"
-    echo " context switches; vCPU: the TCG vCPU thread; null-co backend, fio"
-    echo " libaio O_DIRECT in a 1-vCPU TCG guest, $commands commands per job)"
+    echo "(device thread: the main loop, or the IOThread for iothread, or the main"
+    echo " loop and IOThreads io1 and io2 summed for iot1 and iot2; its idle run"
+    echo " time and wake-ups subtracted; wakes: the device thread's voluntary"
+    echo " context switches; vCPU: the TCG vCPU threads; null-co backend, fio"
+    echo " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1"
+    echo " and iot2), $commands commands per job and fio job)"
     # the ratio to QEMU's nvme, per job, configurations in the run's order
     awk -v cfgs="$configs" '{ k[$1 " " $2] = $5 / $3; if (!($2 in seen)) { seen[$2] = 1; jobs[++nj] = $2 } }
         END {
