@@ -161,16 +161,6 @@ GByteArray *h3100_mig_core_save(H3100Model *m)
     return s.out;
 }
 
-uint64_t h3100_mig_core_bytes(const H3100Model *m)
-{
-    const Ftl *f = &m->ftl;
-    uint64_t nblk = (uint64_t)f->bb.planes * f->bb.blocks;
-
-    /* the tables; the counters and calendars are small beside them */
-    return nblk * 5 + (uint64_t)f->nsb * (f->bb.planes * 2 + 8 + 22) +
-           f->nchunks + sizeof(UnitDone) * UNIT_TABLE + 64 * 1024;
-}
-
 /* ---- the core: reading ------------------------------------------------ */
 
 static bool get_calendar(Stream *s, Calendar *c, GString *why)

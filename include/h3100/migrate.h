@@ -70,8 +70,6 @@ bool h3100_mig_next(H3100Model *m, H3100MigItem *it);
  */
 #define H3100_MIG_TIME_MAX (UINT64_C(1) << 62)
 GByteArray *h3100_mig_core_save(H3100Model *m);
-/* Bytes the core of @m takes (for the pending estimate). */
-uint64_t h3100_mig_core_bytes(const H3100Model *m);
 
 /* The receiving side: a model of @cfg filled by the items, then the core. */
 typedef struct H3100MigRecv H3100MigRecv;

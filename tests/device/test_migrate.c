@@ -263,6 +263,27 @@ START_TEST(test_in_flight_mapping)
 }
 END_TEST
 
+/*
+ * An idle drive migrates however little its rounds carry: what it says
+ * is pending is the map pages due, not the core, which only the downtime
+ * can send.  Counted, the core was a floor that the pending bytes never
+ * fell under once QEMU measured the idle rounds' bandwidth: an idle VM
+ * on a loaded host migrated forever.  A 1 ms downtime limit makes QEMU's
+ * threshold smaller than any core, loaded or not.
+ */
+START_TEST(test_idle_converges)
+{
+    Dev *d = dev_open();
+
+    write_pattern(d, 0, 64, 7);
+    qt_qmp_ok(d->qt, "{\"execute\": \"migrate-set-parameters\", "
+              "\"arguments\": {\"downtime-limit\": 1}}");
+    migrate_ok(d, NULL, NULL);
+    check_pattern(d, 0, 64, 7);
+    dev_close(d);
+}
+END_TEST
+
 /* Data written before arrives; SMART goes on from where it was. */
 START_TEST(test_data_and_smart)
 {
@@ -1410,6 +1431,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_in_flight_iothread);
     tcase_add_test(tc, test_in_flight_mapping);
     tcase_add_test(tc, test_data_and_smart);
+    tcase_add_test(tc, test_idle_converges);
     tcase_add_test(tc, test_full_cq);
     tcase_add_test(tc, test_shadow_doorbells);
     tcase_add_test(tc, test_aer_outstanding);
