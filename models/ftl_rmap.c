@@ -9,10 +9,11 @@
  *
  *   - an open superblock fills its map as it is written;
  *   - a closed one keeps it while it is among the young_cap most recently
- *     closed: hot data invalidates fast there, and reclaim takes such
- *     superblocks while they are young;
- *   - beyond that at most old_cap maps are kept, for the superblocks
- *     with the fewest valid slots: greedy reclaim's next victims;
+ *     closed (a 32nd of the superblocks): hot data invalidates fast
+ *     there, and reclaim takes such superblocks while they are young;
+ *   - beyond that at most old_cap maps are kept (a tenth), for the
+ *     superblocks with the fewest valid slots: greedy reclaim's next
+ *     victims;
  *   - a victim without one gets it by one pass over the logical map,
  *     which builds, for the same cost, the maps of the old_cap closed
  *     superblocks with the fewest valid slots.
@@ -37,8 +38,8 @@ void ftl_rmap_init(Ftl *f)
     FtlRmap *r = &f->rmap;
 
     memset(r, 0, sizeof(*r));
-    r->young_cap = MAX(1u, f->nsb / FTL_RMAP_SHARE);
-    r->old_cap = MAX(1u, f->nsb / FTL_RMAP_SHARE);
+    r->young_cap = MAX(1u, f->nsb / FTL_RMAP_YOUNG_SHARE);
+    r->old_cap = MAX(1u, f->nsb / FTL_RMAP_OLD_SHARE);
     r->young = g_new(uint32_t, r->young_cap);
 }
 
