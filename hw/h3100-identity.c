@@ -125,6 +125,7 @@ static bool h3100_model_number_init(H3100State *s, Error **errp)
 {
     const H3100Config *c = &s->cfg;
     uint32_t raw_gb = (uint32_t)(h3100_raw_data_bytes(c) / 1000000000ULL);
+    uint32_t raw_tb;
     char raw[8], user[8];
 
     if (s->model_number) {
@@ -136,8 +137,9 @@ static bool h3100_model_number_init(H3100State *s, Error **errp)
         pstrcpy(s->mn, sizeof(s->mn), s->model_number);
         return true;
     }
-    /* raw NAND rounded to whole TB, as in "DPHV5104T0TA03T2000" */
-    h3100_cap_code(raw, sizeof(raw), (raw_gb + 500) / 1000 * 1000 ?: 1000);
+    /* raw NAND in whole TB, at least 1: "DPHV5104T0TA03T2000" */
+    raw_tb = (raw_gb + 500) / 1000;
+    h3100_cap_code(raw, sizeof(raw), (raw_tb ? raw_tb : 1) * 1000);
     h3100_cap_code(user, sizeof(user), c->nominal_gb);
     snprintf(s->mn, sizeof(s->mn), "DAPUSTOR DPH%s%sTA%s000",
              c->family == H3100_FAMILY_H3200 ? "32" : "31", raw, user);
