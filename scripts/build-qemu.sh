@@ -19,12 +19,17 @@
 #   H3100_QEMU_TARGETS    ninja targets (default: qemu-system-x86_64 qemu-img)
 #   H3100_JOBS            ninja -j (default: ninja's choice)
 #   H3100_QEMU_EXTRA_CONFIGURE  extra configure arguments (word-split)
+#   H3100_INSTRUMENT      asan | coverage: compile the device and the model
+#                         (only) with ASan + UBSan or gcov
+#                         (scripts/lib/cc-instrument.sh); the rest of QEMU
+#                         comes from ccache
+#   H3100_QEMU_LINK       also link this path to the built qemu-system-x86_64
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-    sed -n '2,22p' "$0"
+    sed -n '2,27p' "$0"
     exit 2
 fi
 mkdir -p "$1"
@@ -76,7 +81,11 @@ if [ -x /usr/bin/python3 ]; then
 fi
 # QEMU passes the compiler to meson through a machine file, so meson's own
 # ccache auto-detection does not apply: wrap the compiler explicitly.
-if command -v ccache >/dev/null; then
+if [ -n "${H3100_INSTRUMENT:-}" ]; then
+    wrap=$H3100_PROJECT/scripts/lib/cc-instrument.sh
+    CONF+=("--cc=$wrap $H3100_INSTRUMENT ${CC:-cc}"
+           "--cxx=$wrap $H3100_INSTRUMENT ${CXX:-c++}")
+elif command -v ccache >/dev/null; then
     CONF+=("--cc=ccache ${CC:-cc}" "--cxx=ccache ${CXX:-c++}")
 fi
 # shellcheck disable=SC2206
@@ -128,4 +137,6 @@ done
 
 ln -sfn qemu-build/qemu-system-x86_64 "$BUILD_DIR/qemu-system-x86_64"
 [ ! -x "$QBUILD/qemu-img" ] || ln -sfn qemu-build/qemu-img "$BUILD_DIR/qemu-img"
+[ -z "${H3100_QEMU_LINK:-}" ] ||
+    ln -sfn "$QBUILD/qemu-system-x86_64" "$H3100_QEMU_LINK"
 h3100_log "done in $(( $(date +%s) - start ))s: $BUILD_DIR/qemu-system-x86_64"
