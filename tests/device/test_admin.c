@@ -304,6 +304,79 @@ START_TEST(test_log_smart_counters)
 }
 END_TEST
 
+/* One QOM health property of the drive -device ...,id=h0 (docs/usage.md). */
+static uint64_t health_prop(Dev *d, const char *prop)
+{
+    g_autofree char *r = qt_qmp(d->qt, "{\"execute\": \"qom-get\", "
+                                "\"arguments\": {\"path\": "
+                                "\"/machine/peripheral/h0\", "
+                                "\"property\": \"%s\"}}", prop);
+    const char *v = strstr(r, "\"return\": ");
+    char *end;
+    uint64_t val;
+
+    ck_assert_msg(v, "qom-get %s: %s", prop, r);
+    v += strlen("\"return\": ");
+    val = g_ascii_strtoull(v, &end, 10);
+    ck_assert_msg(end != v, "qom-get %s: not a number: %s", prop, r);
+    return val;
+}
+
+/*
+ * The read-only QOM health properties: every one answers; the host's
+ * bytes follow its writes and reads exactly; WAF is the NAND's bytes
+ * over the host's; a new drive is cool, unworn and not throttled.
+ */
+START_TEST(test_health_properties)
+{
+    static const char *const props[] = {
+        "host-bytes-written", "nand-bytes-written", "host-bytes-read",
+        "nand-bytes-read", "waf-x1000", "reclaim-runs",
+        "reclaim-pages-moved", "free-superblocks", "percentage-used",
+        "available-spare", "erase-count-min", "erase-count-max",
+        "write-buffer-stalls", "unsafe-shutdowns", "temperature-kelvin",
+        "throttle-level", "power-mw",
+    };
+    Dev *d = dev_open_full(NULL, ",id=h0", "");
+    g_autofree uint8_t *buf = g_malloc(128 * 1024);
+    uint64_t w0 = health_prop(d, "host-bytes-written");
+    uint64_t r0 = health_prop(d, "host-bytes-read");
+    uint64_t host, nand;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
+        health_prop(d, props[i]);
+    }
+    nh_pattern(buf, 128 * 1024, 21);
+    for (int i = 0; i < 8; i++) {
+        ck_status(nh_write(d->h, d->q, i * 256, buf, 128 * 1024), 0,
+                  "write %d", i);
+    }
+    for (int i = 0; i < 4; i++) {
+        ck_status(nh_read(d->h, d->q, i * 256, buf, 128 * 1024), 0,
+                  "read %d", i);
+    }
+    ck_status(nh_flush(d->h, d->q, 1), 0, "flush");
+    host = health_prop(d, "host-bytes-written");
+    ck_assert_uint_eq(host - w0, 1024 * 1024);
+    ck_assert_uint_eq(health_prop(d, "host-bytes-read") - r0, 512 * 1024);
+    nand = health_prop(d, "nand-bytes-written");
+    ck_assert_uint_eq(health_prop(d, "waf-x1000"),
+                      host ? nand * 1000 / host : 0);
+    ck_assert_uint_eq(health_prop(d, "percentage-used"), 0);
+    ck_assert_uint_eq(health_prop(d, "available-spare"), 100);
+    ck_assert_uint_eq(health_prop(d, "throttle-level"), 0);
+    ck_assert_uint_le(health_prop(d, "erase-count-min"),
+                      health_prop(d, "erase-count-max"));
+    ck_assert_uint_gt(health_prop(d, "free-superblocks"), 0);
+    ck_assert_uint_gt(health_prop(d, "power-mw"), 0);
+    ck_assert_msg(health_prop(d, "temperature-kelvin") >= 273 &&
+                  health_prop(d, "temperature-kelvin") <= 373,
+                  "temperature %" PRIu64 " K",
+                  health_prop(d, "temperature-kelvin"));
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_log_smart_media_errors)
 {
     Dev *d = dev_open();
@@ -1545,6 +1618,7 @@ int main(void)
     tc = dev_tcase(s, "logs");
     tcase_add_test(tc, test_log_error_information);
     tcase_add_test(tc, test_log_smart_counters);
+    tcase_add_test(tc, test_health_properties);
     tcase_add_test(tc, test_log_smart_media_errors);
     tcase_add_test(tc, test_log_power_on_hours);
     tcase_add_test(tc, test_log_smart_spare_warning);
