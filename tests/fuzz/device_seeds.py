@@ -7,7 +7,11 @@ generic_fuzz.c).  Random bytes seldom enable an NVMe controller (AQA,
 page-aligned ASQ/ACQ in RAM, CC with the right fields), so the campaign
 starts from inputs that do: enable it, queue one admin command (every
 DMA read returns the pattern, so every SQE fetched is that command), ring
-the doorbell and let time run.  The fuzzer mutates from there.
+the doorbell and let time run; or create I/O queue pair 1 and ring each
+I/O opcode on it with PRP, PRP-list and SGL data pointers (each DMA read
+takes the next pattern: the two admin SQEs, the I/O SQE, its PRP list,
+SGL segment or DSM ranges, its data).  The fuzzer mutates from there.
+The structure-aware corpus that reaches further is gen_traces.py's.
 
     device_seeds.py DIR     write the seeds into DIR
 """
@@ -90,6 +94,63 @@ def seed_ioq2(base):
     return SEP.join(ops)
 
 
+IO_OPS = {"flush": 0x00, "write": 0x01, "read": 0x02, "write-uncor": 0x04,
+          "compare": 0x05, "write-zeroes": 0x08, "dsm": 0x09}
+DATA_BUF, AUX_BUF = 0x500000, 0x600000
+
+
+def io_sqe(opc, kind):
+    """An I/O command on namespace 1, 16 KiB at LBA 8, and the pattern
+    the device's next DMA read gets (PRP list, SGL segment, DSM ranges)."""
+    psdt, prp1, prp2 = 0, DATA_BUF, 0
+    aux = struct.pack("<4Q", *(DATA_BUF + 0x1000 * i for i in range(1, 5)))
+    if kind == "prp2":
+        prp2 = DATA_BUF + 0x1000
+    elif kind == "prp-list":
+        prp2 = AUX_BUF
+    elif kind == "sgl-data":
+        psdt, prp2 = 1, 0x4000                  # length; type 0: data block
+    elif kind == "sgl-last":
+        # a last segment of two data blocks
+        psdt, prp1, prp2 = 1, AUX_BUF, 32 | (0x30 << 56)
+        aux = (struct.pack("<QI3xB", DATA_BUF, 0x2000, 0) +
+               struct.pack("<QI3xB", DATA_BUF + 0x8000, 0x2000, 0))
+    cdw10, cdw11 = 8, 0
+    if opc == 0x09:                             # DSM: 2 ranges, deallocate
+        prp1, prp2, psdt, cdw10, cdw11 = AUX_BUF, 0, 0, 1, 4
+        aux = struct.pack("<IIQIIQ", 0, 64, 0, 0, 8, 4096)
+    cmd = struct.pack("<BBHIIIQQQIIIIII", opc, psdt << 6, 1, 1, 0, 0, 0,
+                      prp1, prp2, cdw10, cdw11, 31, 0, 0, 0)
+    return cmd, aux
+
+
+def seed_io(base, opc, kind):
+    """I/O queue pair 1 made, then @opc rung on it twice: SQEs, PRP lists,
+    SGL segments and data come from the patterns in the order the
+    device reads them."""
+    cmd, aux = io_sqe(opc, kind)
+    ops = [
+        pattern(COMMANDS["create-cq"]),
+        pattern(COMMANDS["create-sq"]),
+        pattern(cmd),
+        pattern(aux),
+        pattern(bytes(range(256))),
+        write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
+        write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
+        write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
+        write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
+        write(base, 0x1000, 2, SIZE_LONG),              # SQ 0 tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x1004, 2, SIZE_LONG),              # CQ 0 head
+        write(base, 0x1008, 1, SIZE_LONG),              # SQ 1 tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x100c, 1, SIZE_LONG),              # CQ 1 head
+        write(base, 0x1008, 2, SIZE_LONG),
+        bytes([OP_CLOCK_STEP]),
+    ]
+    return SEP.join(ops)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -101,6 +162,13 @@ def main():
                 f.write(seed(base, cmd))
         with open(os.path.join(sys.argv[1], f"seed-ioq2-{base}"), "wb") as f:
             f.write(seed_ioq2(base))
+        for op, opc in IO_OPS.items():
+            kinds = (("prp1", "prp2", "prp-list", "sgl-data", "sgl-last")
+                     if op in ("write", "read", "compare") else ("prp1",))
+            for kind in kinds:
+                path = os.path.join(sys.argv[1], f"seed-io-{op}-{kind}-{base}")
+                with open(path, "wb") as f:
+                    f.write(seed_io(base, opc, kind))
 
 
 if __name__ == "__main__":
