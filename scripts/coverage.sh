@@ -4,7 +4,8 @@
 #
 #   scripts/coverage.sh [options]
 #
-#   --corpus-only    replay the corpus only (no device tests)
+#   --corpus-only    replay the corpus only (no device or model tests)
+#   --no-model       leave out the model's own unit and CLI tests
 #   --tests LIST     the device tests to run, space-separated names as in
 #                    `meson test` (default: every device-* test)
 #   --out DIR        reports (default BUILD_DIR/coverage/report): the
@@ -14,20 +15,25 @@
 # Builds, once and then incrementally, QEMU with the device and the model
 # compiled with gcov (scripts/lib/cc-instrument.sh: the rest of QEMU comes
 # from ccache) in BUILD_DIR/coverage, and the project's test programs in
-# BUILD_DIR (default build).  Then: the corpus (tests/fuzz/corpus/) on its
-# own, then the device tests on top; prints per file the lines the corpus
-# reached, and the lines and branches of both.  A device test that fails
-# under the slower -O0 build is reported and the run goes on.
+# BUILD_DIR (default build), and the model with its unit and CLI tests
+# with gcov in BUILD_DIR/coverage/model.  Then: the corpus
+# (tests/fuzz/corpus/) on its own, the device tests on top, the model's
+# tests; prints per file the lines the corpus reached, the lines the
+# device tests and the corpus reached, the lines with the model's tests
+# too, and the branches of all.  A test that fails under the slower
+# builds is reported and the run goes on.  About 20 minutes here.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 corpus_only=0
+model=1
 tests=""
 out=""
 while [ $# -gt 0 ]; do
     case $1 in
-    --corpus-only) corpus_only=1 ;;
+    --corpus-only) corpus_only=1; model=0 ;;
+    --no-model) model=0 ;;
     --tests) h3100_need "$@"; tests=$2; shift ;;
     --out) h3100_need "$@"; out=$2; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
@@ -65,13 +71,24 @@ objs=$cov/qemu-build
 root=$cov/qemu-src/hw/dapustor-h3100
 mkdir -p "$out"
 
-# gcovr over the counters so far; $1: the JSON summary's name
-report() {
+# gcovr's JSON tracefile of QEMU's counters so far; $1: its name
+qemu_trace() {
     gcovr --root "$root" --object-directory "$objs" \
         --exclude '.*trace-events' --exclude '.*\.h$' \
         --exclude-directories "$objs/meson-private" \
-        --json-summary "$out/$1.json" --json-summary-pretty \
-        ${2:+--html-details "$out/html/index.html"} "$objs" >/dev/null
+        --json "$out/$1.trace.json" "$objs" >/dev/null 2>&1
+}
+
+# a summary (and with $3, the HTML report) of the tracefiles $2...
+summary() {
+    local name=$1 html=$2 args=()
+    shift 2
+    for t in "$@"; do
+        args+=(--add-tracefile "$t")
+    done
+    [ -z "$html" ] || args+=(--html-details "$out/html/index.html")
+    gcovr --root "$root" "${args[@]}" \
+        --json-summary "$out/$name.json" --json-summary-pretty >/dev/null
 }
 
 find "$objs" -name '*.gcda' -delete
@@ -80,7 +97,8 @@ H3100_CORPUS=tests/fuzz/corpus QTEST_QEMU_BINARY=$qemu \
     CK_DEFAULT_TIMEOUT=300 "$build/tests/device/test-fuzz-replay" \
     >"$out/replay.log" 2>&1 ||
     say "the replay failed under the coverage build ($out/replay.log)"
-report corpus
+qemu_trace corpus
+summary corpus "" "$out/corpus.trace.json"
 
 failed=()
 if [ $corpus_only -eq 0 ]; then
@@ -100,8 +118,29 @@ if [ $corpus_only -eq 0 ]; then
         fi
     done
 fi
+qemu_trace device
+traces=("$out/device.trace.json")
+if [ $model -eq 1 ]; then
+    mcov=$cov/model
+    [ -f "$mcov/build.ninja" ] ||
+        meson setup "$mcov" -Db_coverage=true -Ddevice=disabled \
+            -Dplugin=disabled >/dev/null
+    find "$mcov" -name '*.gcda' -delete
+    say "the model's unit and CLI tests in $mcov"
+    meson compile -C "$mcov" >/dev/null
+    meson test -C "$mcov" --suite unit --suite cli --num-processes "$(nproc)" \
+        >"$out/model-tests.log" 2>&1 || {
+        failed+=("model tests")
+        say "the model's tests failed under the coverage build ($out/model-tests.log)"
+    }
+    gcovr --root "$H3100_PROJECT" --filter "$H3100_PROJECT/models/" \
+        --exclude '.*\.h$' --json "$out/model.trace.json" "$mcov" \
+        >/dev/null 2>&1
+    traces+=("$out/model.trace.json")
+fi
 mkdir -p "$out/html"
-report all html
+summary device "" "$out/device.trace.json"
+summary all html "${traces[@]}"
 
 python3 - "$out" "$corpus_only" <<'PY' | tee "$out/coverage.txt"
 import json, os, sys
@@ -109,31 +148,33 @@ out, corpus_only = sys.argv[1], sys.argv[2] == "1"
 def load(name):
     with open(os.path.join(out, name + ".json")) as f:
         return {e["filename"]: e for e in json.load(f)["files"]}
-corpus, full = load("corpus"), load("all")
+corpus, device, full = load("corpus"), load("device"), load("all")
 def pct(c, t):
     return f"{100.0 * c / t:5.1f}%" if t else "    -"
-print(f"{'file':<28} {'lines':>6} {'corpus':>7} {'tests+corpus':>12} "
-      f"{'branches':>9}")
+print(f"{'file':<28} {'lines':>6} {'corpus':>7} {'+device':>8} "
+      f"{'+model':>7} {'branches':>9}")
 sums = {}
+zero = {"line_covered": 0, "line_total": 0}
 for name in sorted(full):
-    f, c = full[name], corpus.get(name, {"line_covered": 0})
+    f, c, d = full[name], corpus.get(name, zero), device.get(name, zero)
     print(f"{name:<28} {f['line_total']:>6} "
           f"{pct(c['line_covered'], f['line_total']):>7} "
-          f"{pct(f['line_covered'], f['line_total']):>12} "
+          f"{pct(d['line_covered'], f['line_total']):>8} "
+          f"{pct(f['line_covered'], f['line_total']):>7} "
           f"{pct(f['branch_covered'], f['branch_total']):>9}")
     top = name.split("/")[0]
-    s = sums.setdefault(top, [0, 0, 0, 0, 0])
+    s = sums.setdefault(top, [0] * 6)
     s[0] += f["line_total"]; s[1] += c["line_covered"]
-    s[2] += f["line_covered"]; s[3] += f["branch_total"]
-    s[4] += f["branch_covered"]
+    s[2] += d["line_covered"]; s[3] += f["line_covered"]
+    s[4] += f["branch_total"]; s[5] += f["branch_covered"]
 for top, s in sorted(sums.items()):
     print(f"{top + '/ in all':<28} {s[0]:>6} {pct(s[1], s[0]):>7} "
-          f"{pct(s[2], s[0]):>12} {pct(s[4], s[3]):>9}")
+          f"{pct(s[2], s[0]):>8} {pct(s[3], s[0]):>7} {pct(s[5], s[4]):>9}")
 if not corpus_only:
-    hw = sums.get("hw", [0] * 5)
+    hw = sums.get("hw", [0] * 6)
     low = [n for n, f in full.items() if n.startswith("hw/") and
            f["line_total"] and f["line_covered"] < 0.75 * f["line_total"]]
-    print(f"goal hw/ >= 90% of lines: {pct(hw[2], hw[0]).strip()}; "
+    print(f"goal hw/ >= 90% of lines: {pct(hw[3], hw[0]).strip()}; "
           f"hw/ files under 75%: {', '.join(sorted(low)) or 'none'}")
 io = [n for n in ("hw/h3100-io.c", "hw/h3100-dma.c", "hw/h3100-queue.c")]
 print("goal corpus >= 70% of " + ", ".join(
@@ -142,5 +183,5 @@ print("goal corpus >= 70% of " + ", ".join(
 PY
 say "HTML: $out/html/index.html"
 if [ ${#failed[@]} -gt 0 ]; then
-    say "device tests that failed under the coverage build: ${failed[*]}"
+    say "tests that failed under the coverage build: ${failed[*]}"
 fi

@@ -86,8 +86,11 @@ run_device() {
     local crashes=$FUZZ_DIR/crashes/device-$1
     [ -x "$QFUZZ" ] || h3100_die "no $QFUZZ: run '$0 build' first"
     local flags=()
+    local seeds=$FUZZ_DIR/seeds/device
     mkdir -p "$corpus" "$crashes"
-    [ -n "$(ls -A "$corpus")" ] || tests/fuzz/device_seeds.py "$corpus"
+    # the seeds beside the corpus, every run: new seeds reach old corpora
+    rm -rf "$seeds"
+    tests/fuzz/device_seeds.py "$seeds"
     case $cfg in
     iothread*) flags=(-fork=1 -ignore_crashes=1) ;;
     esac
@@ -103,7 +106,7 @@ run_device() {
         -dict="$FUZZ_DIR/nvme.dict" \
         -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" >"$FUZZ_DIR/device-$cfg.log" 2>&1 || true
+        "$corpus" "$seeds" >"$FUZZ_DIR/device-$cfg.log" 2>&1 || true
     fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes"
 }
 
