@@ -375,6 +375,12 @@ static bool check_map(const Ftl *f, GString *why)
                 return check_fail(why, "lpn %" PRIu64 " maps to %u, not a "
                                   "written slot", lpn, ppn);
             }
+            /* reclaim resumes at its cursor and erases what it passed */
+            if (sbi == f->victim && slot < f->cursor) {
+                return check_fail(why, "lpn %" PRIu64 " maps to %u, a slot "
+                                  "of the victim reclaim has passed", lpn,
+                                  ppn);
+            }
             if (seen[ppn / 64] & (1ull << (ppn % 64))) {
                 return check_fail(why, "lpn %" PRIu64 " maps to %u, as "
                                   "another lpn does", lpn, ppn);

@@ -285,11 +285,12 @@ static bool recv_reconcile(H3100MigRecv *r, const uint8_t *chunk_has,
     return true;
 }
 
-/* Is any slot of superblock @sbi at or past @from named? */
-static bool claimed_from(const H3100MigRecv *r, uint32_t sbi, uint32_t from)
+/* Is any slot of superblock @sbi in [@from, @to) named? */
+static bool claimed_in(const H3100MigRecv *r, uint32_t sbi, uint64_t from,
+                       uint64_t to)
 {
     uint64_t p = (uint64_t)sbi * r->m->ftl.sps + from;
-    uint64_t end = (uint64_t)(sbi + 1) * r->m->ftl.sps;
+    uint64_t end = (uint64_t)sbi * r->m->ftl.sps + to;
 
     for (; p < end && p % 64; p++) {
         if (is_claimed(r, p)) {
@@ -333,11 +334,18 @@ static bool recv_counts_ok(H3100MigRecv *r, GString *why)
             return false;
         }
         if (data && r->pointed[i] && sb->wp < f->sps &&
-            claimed_from(r, i, sb->wp)) {
+            claimed_in(r, i, sb->wp, f->sps)) {
             g_string_append_printf(why, "superblock %u: the map points past "
                                    "its %u written slots", i, sb->wp);
             return false;
         }
+    }
+    /* reclaim resumes at its cursor and erases what it passed */
+    if (f->victim != FTL_NO_SB && r->pointed[f->victim] &&
+        claimed_in(r, f->victim, 0, f->cursor)) {
+        g_string_append_printf(why, "superblock %u: the map points at slots "
+                               "of the victim reclaim has passed", f->victim);
+        return false;
     }
     if (r->mapped != f->mapped) {
         g_string_append_printf(why, "%" PRIu64 " mapped lpns, counter %"

@@ -8,6 +8,7 @@
 
 #include "h3100/migrate.h"
 #include "crc32c.h"
+#include "forge.h"
 #include "model_priv.h"
 #include "h3100_test.h"
 
@@ -429,13 +430,15 @@ static void forge_die_end(H3100Model *m)
 
 /*
  * A forged core with a valid checksum whose timing state would hang the
- * write buffer's wait or wrap a deadline: refused.  (Found by review: the
- * receiver took die queues in any order.)
+ * write buffer's wait or wrap a deadline, or whose reclaim cursor has
+ * passed a valid slot of its victim: refused.  (Found by review: the
+ * receiver took die queues in any order; by fuzz_state: the cursor.)
  */
 START_TEST(test_forged_timing)
 {
     ForgeFn *forges[] = {
         forge_die_order, forge_next_retire, forge_clock, forge_die_end,
+        forge_victim_passed,
     };
     Stream ok = capture(5);
     H3100Model *m = replay(&ok);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "forge.h"
 #include "h3100_test.h"
 #include "model_priv.h"
 #include "state_format.h"
@@ -521,6 +522,21 @@ START_TEST(test_victim_open_refused)
 }
 END_TEST
 
+/*
+ * Reclaim's cursor past a valid slot of its victim: the checks passed,
+ * and the first write resumed reclaim, which erased that slot's data
+ * with the map still pointing at it (found by fuzz_state, 2026-12-05).
+ */
+START_TEST(test_victim_passed_slot_refused)
+{
+    H3100Config cfg;
+    H3100Model *m = written_model(&cfg);
+
+    forge_victim_passed(m);
+    expect_saved_refused(m, &cfg, "a slot of the victim reclaim has passed");
+}
+END_TEST
+
 /* #8: the free list holds what is not free; Sanitize wrote past it. */
 START_TEST(test_free_list_refused)
 {
@@ -785,6 +801,7 @@ static Suite *state_suite(void)
     tcase_add_test(tc, test_open_without_tables_refused);
     tcase_add_test(tc, test_open_full_refused);
     tcase_add_test(tc, test_victim_open_refused);
+    tcase_add_test(tc, test_victim_passed_slot_refused);
     tcase_add_test(tc, test_free_list_refused);
     tcase_add_test(tc, test_valid_counts_refused);
     tcase_add_test(tc, test_orphan_open_refused);
