@@ -50,6 +50,16 @@ COMMANDS = {
     "dbbuf": sqe(0x7c, prp1=0x320000, prp2=0x321000),
     "read": sqe(0x02, nsid=1, cdw10=0, cdw11=0) ,
     "get-lba-status": sqe(0x86, nsid=1, cdw12=1023, cdw13=0x11 << 24),
+    # the admin commands added after the first campaign
+    "ns-create": sqe(0x0d, cdw10=0),            # the pattern is the data
+    "ns-attach": sqe(0x15, nsid=2, cdw10=0),
+    "ns-delete": sqe(0x0d, nsid=2, cdw10=1),
+    "dir-send-streams": sqe(0x19, nsid=1, cdw11=0x0100, cdw12=0x0101),
+    "dir-recv-streams": sqe(0x1a, nsid=1, cdw10=1023, cdw11=0x0101),
+    "telemetry-host": sqe(0x02, cdw10=0x07 | (1 << 8) | (127 << 16),
+                          nsid=0xffffffff),
+    "telemetry-ctrl": sqe(0x02, cdw10=0x08 | (127 << 16), nsid=0xffffffff),
+    "log-cb": sqe(0x02, cdw10=0xcb | (1023 << 16), nsid=0xffffffff),
 }
 
 
