@@ -69,7 +69,18 @@ H3100_INSTRUMENT=coverage \
 qemu=$(cd "$cov" && pwd)/qemu-system-x86_64
 objs=$cov/qemu-build
 root=$cov/qemu-src/hw/dapustor-h3100
+mcov=$cov/model
+if [ $model -eq 1 ]; then
+    # built now, from the same sources as QEMU's: gcovr merges the two
+    # only if their functions sit on the same lines
+    say "building the model and its tests with gcov in $mcov"
+    [ -f "$mcov/build.ninja" ] ||
+        meson setup "$mcov" -Db_coverage=true -Ddevice=disabled \
+            -Dplugin=disabled >/dev/null
+    meson compile -C "$mcov" >/dev/null
+fi
 mkdir -p "$out"
+rm -rf "$out/html" "$out"/*.log "$out"/*.json
 
 # gcovr's JSON tracefile of QEMU's counters so far; $1: its name
 qemu_trace() {
@@ -121,14 +132,10 @@ fi
 qemu_trace device
 traces=("$out/device.trace.json")
 if [ $model -eq 1 ]; then
-    mcov=$cov/model
-    [ -f "$mcov/build.ninja" ] ||
-        meson setup "$mcov" -Db_coverage=true -Ddevice=disabled \
-            -Dplugin=disabled >/dev/null
     find "$mcov" -name '*.gcda' -delete
     say "the model's unit and CLI tests in $mcov"
-    meson compile -C "$mcov" >/dev/null
-    meson test -C "$mcov" --suite unit --suite cli --num-processes "$(nproc)" \
+    meson test -C "$mcov" --no-rebuild --suite unit --suite cli \
+        --num-processes "$(nproc)" \
         >"$out/model-tests.log" 2>&1 || {
         failed+=("model tests")
         say "the model's tests failed under the coverage build ($out/model-tests.log)"
