@@ -256,11 +256,26 @@ START_TEST(test_log_error_information)
 }
 END_TEST
 
+/* 1 MiB written in eight commands, then 512 KiB of it read in four. */
+static void write_1m_read_512k(Dev *d, int seed)
+{
+    g_autofree uint8_t *buf = g_malloc(128 * 1024);
+
+    nh_pattern(buf, 128 * 1024, seed);
+    for (int i = 0; i < 8; i++) {
+        ck_status(nh_write(d->h, d->q, i * 256, buf, 128 * 1024), 0,
+                  "write %d", i);
+    }
+    for (int i = 0; i < 4; i++) {
+        ck_status(nh_read(d->h, d->q, i * 256, buf, 128 * 1024), 0,
+                  "read %d", i);
+    }
+}
+
 START_TEST(test_log_smart_counters)
 {
     Dev *d = dev_open();
     uint8_t a[512], b[512];
-    g_autofree uint8_t *buf = g_malloc(128 * 1024);
     H3100Config cfg;
 
     ck_assert(h3100_profile_load(&cfg, "h3100-3.2t", NULL));
@@ -274,15 +289,7 @@ START_TEST(test_log_smart_counters)
     ck_assert_msg(a[5] == 0, "percentage used %u on a new drive", a[5]);
     ck_assert_msg(a[0] == 0, "critical warning 0x%x", a[0]);
 
-    nh_pattern(buf, 128 * 1024, 20);
-    for (int i = 0; i < 8; i++) {
-        ck_status(nh_write(d->h, d->q, i * 256, buf, 128 * 1024), 0,
-                  "write %d", i);
-    }
-    for (int i = 0; i < 4; i++) {
-        ck_status(nh_read(d->h, d->q, i * 256, buf, 128 * 1024), 0,
-                  "read %d", i);
-    }
+    write_1m_read_512k(d, 20);
     ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, b, 512, 0), 0,
               "SMART log");
     /* data units: thousands of 512-byte units, rounded up */
@@ -338,7 +345,6 @@ START_TEST(test_health_properties)
         "throttle-level", "power-mw",
     };
     Dev *d = dev_open_full(NULL, ",id=h0", "");
-    g_autofree uint8_t *buf = g_malloc(128 * 1024);
     uint64_t w0 = health_prop(d, "host-bytes-written");
     uint64_t r0 = health_prop(d, "host-bytes-read");
     uint64_t host, nand;
@@ -346,15 +352,7 @@ START_TEST(test_health_properties)
     for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
         health_prop(d, props[i]);
     }
-    nh_pattern(buf, 128 * 1024, 21);
-    for (int i = 0; i < 8; i++) {
-        ck_status(nh_write(d->h, d->q, i * 256, buf, 128 * 1024), 0,
-                  "write %d", i);
-    }
-    for (int i = 0; i < 4; i++) {
-        ck_status(nh_read(d->h, d->q, i * 256, buf, 128 * 1024), 0,
-                  "read %d", i);
-    }
+    write_1m_read_512k(d, 21);
     ck_status(nh_flush(d->h, d->q, 1), 0, "flush");
     host = health_prop(d, "host-bytes-written");
     ck_assert_uint_eq(host - w0, 1024 * 1024);

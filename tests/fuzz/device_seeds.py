@@ -63,16 +63,33 @@ COMMANDS = {
 }
 
 
-def seed(base, command):
-    ops = [
-        pattern(command),
+def enable(base, admin_cmds):
+    """AQA, ASQ, ACQ and CC.EN, then @admin_cmds commands rung on the
+    admin queue and their completions given back."""
+    return [
         write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
         write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
         write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
         write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
-        write(base, 0x1000, 1, SIZE_LONG),              # SQ 0 tail
+        write(base, 0x1000, admin_cmds, SIZE_LONG),     # SQ 0 tail
         bytes([OP_CLOCK_STEP]),
-        write(base, 0x1004, 1, SIZE_LONG),              # CQ 0 head
+        write(base, 0x1004, admin_cmds, SIZE_LONG),     # CQ 0 head
+    ]
+
+
+def ring_twice(base, qid):
+    """One command rung on I/O queue @qid, then a second one."""
+    return [
+        write(base, 0x1000 + 8 * qid, 1, SIZE_LONG),    # SQ tail
+        bytes([OP_CLOCK_STEP]),
+        write(base, 0x1004 + 8 * qid, 1, SIZE_LONG),    # CQ head
+        write(base, 0x1000 + 8 * qid, 2, SIZE_LONG),
+        bytes([OP_CLOCK_STEP]),
+    ]
+
+
+def seed(base, command):
+    ops = [pattern(command)] + enable(base, 1) + [
         write(base, 0x1000, 2, SIZE_LONG),
         bytes([OP_CLOCK_STEP]),
     ]
@@ -88,19 +105,7 @@ def seed_ioq2(base):
         pattern(sqe(0x01, cdw10=2 | (15 << 16), cdw11=1 | (2 << 16),
                     prp1=0x340000)),
         pattern(COMMANDS["read"]),
-        write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
-        write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
-        write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
-        write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
-        write(base, 0x1000, 2, SIZE_LONG),              # SQ 0 tail
-        bytes([OP_CLOCK_STEP]),
-        write(base, 0x1004, 2, SIZE_LONG),              # CQ 0 head
-        write(base, 0x1010, 1, SIZE_LONG),              # SQ 2 tail
-        bytes([OP_CLOCK_STEP]),
-        write(base, 0x1014, 1, SIZE_LONG),              # CQ 2 head
-        write(base, 0x1010, 3, SIZE_LONG),
-        bytes([OP_CLOCK_STEP]),
-    ]
+    ] + enable(base, 2) + ring_twice(base, 2)
     return SEP.join(ops)
 
 
@@ -145,19 +150,7 @@ def seed_io(base, opc, kind):
         pattern(cmd),
         pattern(aux),
         pattern(bytes(range(256))),
-        write(base, 0x24, 0x001f001f, SIZE_LONG),       # AQA: 32 entries
-        write(base, 0x28, 0x100000, SIZE_QUAD),         # ASQ
-        write(base, 0x30, 0x200000, SIZE_QUAD),         # ACQ
-        write(base, 0x14, 0x00460001, SIZE_LONG),       # CC.EN
-        write(base, 0x1000, 2, SIZE_LONG),              # SQ 0 tail
-        bytes([OP_CLOCK_STEP]),
-        write(base, 0x1004, 2, SIZE_LONG),              # CQ 0 head
-        write(base, 0x1008, 1, SIZE_LONG),              # SQ 1 tail
-        bytes([OP_CLOCK_STEP]),
-        write(base, 0x100c, 1, SIZE_LONG),              # CQ 1 head
-        write(base, 0x1008, 2, SIZE_LONG),
-        bytes([OP_CLOCK_STEP]),
-    ]
+    ] + enable(base, 2) + ring_twice(base, 1)
     return SEP.join(ops)
 
 
