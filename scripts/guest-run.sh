@@ -327,6 +327,9 @@ stall_watch() {
     while kill -0 "$qpid" 2>/dev/null; do
         script_began && return
         if grep -aq 'rcu: INFO: .* detected stalls' "$log"; then
+            # the script may have begun between the two looks: a stall
+            # after its first line is the time-out's to judge
+            script_began && return
             : >"$tmp/stalled"
             kill -TERM "$(cat "${pidfile:-$tmp/qemu.pid}")"
             return
