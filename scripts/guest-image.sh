@@ -9,9 +9,14 @@
 #   scripts/guest-image.sh --check    exit 0 if the cached image is current
 #   scripts/guest-image.sh --flavour sql   the image with MariaDB + sysbench
 #                                     (scripts/sql-bench.sh), in guest-sql/
-#   scripts/guest-image.sh --kernel 6.12   Debian's 6.12 cloud kernel (trixie's,
-#                                     from bookworm-backports on Debian 12)
-#                                     instead of the release's, in guest-6.12/
+#   scripts/guest-image.sh --kernel K  another generation of Debian's cloud
+#                                     kernel than the release's, in guest-K/:
+#                                     5.10 (bullseye's), 6.1 (bookworm's),
+#                                     6.12 (trixie's; bookworm-backports has
+#                                     it too), newest (trixie-backports'
+#                                     newest).  A kernel the host's apt does
+#                                     not know comes through a private apt
+#                                     configuration (scripts/lib/private-apt.sh)
 #
 # The image lives in ${H3100_CACHE:-~/.cache/dapustor-h3100}/guest/:
 #   vmlinuz, initramfs.cpio.gz, recipe (what it was built from).
@@ -21,6 +26,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/private-apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/private-apt.sh"
 
 # --- recipe -----------------------------------------------------------------
 # Host packages whose files go into the initramfs (installed on the host with
@@ -56,24 +63,53 @@ for _p in /usr/lib/*/gconv/IBM850.so /usr/lib/*/gconv/gconv-modules \
     [ -e "$_p" ] && GUEST_DATA+=("$_p")
 done
 GUEST_DATA+=(/etc/mke2fs.conf)
-# md-mod and raid0: the four-drive RAID 0 (tests/guest/test_guest_multi.sh).
+# xfs; raid0 for the four-drive RAID 0 (tests/guest/test_guest_multi.sh);
 # evdev and button: the ACPI power button that `virsh shutdown` presses
-# (tests/guest/test_guest_libvirt.sh).
-GUEST_KMODS=(kernel/lib/libcrc32c.ko kernel/fs/xfs/xfs.ko
-             kernel/drivers/md/md-mod.ko kernel/drivers/md/raid0.ko
-             kernel/drivers/input/evdev.ko kernel/drivers/acpi/button.ko)
-# copy_kmods ROOT DEB: unpack GUEST_KMODS from the kernel package into ROOT
-# (newer kernels ship them xz-compressed: unpacked for busybox's insmod).
+# (tests/guest/test_guest_libvirt.sh).  Names: the modules they need
+# (libcrc32c, md-mod on older kernels) come along, from each module's
+# "depends=", so one list serves every kernel generation.
+GUEST_KMODS=(xfs raid0 evdev button)
+# copy_kmods ROOT KDIR: GUEST_KMODS and what they depend on, from the kernel
+# packages unpacked in KDIR, into ROOT's lib/modules (unpacked from .ko.xz
+# for busybox's insmod), listed in load order in ROOT/etc/h3100-kmods.  A
+# name the packages lack is built into the kernel.
 copy_kmods() {
-    local root=$1 deb=$2 m pats=()
-    [ ${#GUEST_KMODS[@]} -gt 0 ] || return 0
-    for m in "${GUEST_KMODS[@]}"; do pats+=("./lib/modules/*/$m" "./lib/modules/*/$m.xz"); done
-    dpkg-deb --fsys-tarfile "$deb" |
-        tar -x -C "$root/usr" --wildcards --no-wildcards-match-slash "${pats[@]}" 2>/dev/null || true
-    find "$root/usr/lib/modules" -name '*.ko.xz' -exec xz -d {} +
-    for m in "${GUEST_KMODS[@]}"; do
-        ls "$root"/usr/lib/modules/*/"$m" || h3100_die "no $m in $(basename "$deb")"
-    done | sed "s|^$root||" >"$root/etc/h3100-kmods"
+    local root=$1 kdir=$2 m f rel
+    KMOD_ORDER=()
+    for m in "${GUEST_KMODS[@]}"; do kmod_add "$kdir" "$m"; done
+    : >"$root/etc/h3100-kmods"
+    for m in "${KMOD_ORDER[@]}"; do
+        f=$(kmod_path "$kdir" "$m")
+        rel=${f#"$kdir"}
+        rel=/usr/lib/modules/${rel#*/lib/modules/}
+        rel=${rel%.xz}
+        mkdir -p "$root$(dirname "$rel")"
+        case $f in *.xz) xz -dc "$f" >"$root$rel" ;; *) cp "$f" "$root$rel" ;; esac
+        echo "$rel" >>"$root/etc/h3100-kmods"
+    done
+}
+# kmod_add KDIR NAME: NAME after the modules it depends on, in KMOD_ORDER
+kmod_add() {
+    local kdir=$1 f dep
+    case " ${KMOD_ORDER[*]} " in *" $2 "*) return 0 ;; esac
+    f=$(kmod_path "$kdir" "$2")
+    if [ -z "$f" ]; then
+        say "      module $2: built in"
+        return 0
+    fi
+    for dep in $(kmod_depends "$f" | tr , ' '); do kmod_add "$kdir" "$dep"; done
+    KMOD_ORDER+=("$2")
+}
+# kmod_path KDIR NAME: the module's file ('-' and '_' are one in names)
+kmod_path() {
+    local n=$2 u=${2//-/_}
+    find "$1" -path '*/lib/modules/*' \( -name "$n.ko" -o -name "$n.ko.xz" -o \
+        -name "$u.ko" -o -name "$u.ko.xz" \) -print -quit
+}
+# kmod_depends FILE: the "depends=" of the module's .modinfo strings
+kmod_depends() {
+    case $1 in *.xz) xz -dc "$1" ;; *) cat "$1" ;; esac |
+        tr '\0' '\n' | sed -n 's/^depends=//p' | head -1
 }
 # Tools taken from their Debian packages without installing them on the
 # host (installing mdadm would start its monitor there, a database package
@@ -128,7 +164,7 @@ while [ $# -gt 0 ]; do
     --force) force=1 ;;
     --check) check=1 ;;
     --flavour) flavour=$2; shift ;;   # default | sql (scripts/sql-bench.sh)
-    --kernel) kernel=$2; shift ;;     # '' (the release's) | 6.12
+    --kernel) kernel=$2; shift ;;     # '' (the release's) | 5.10 | 6.1 | 6.12 | newest
     -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
     esac
@@ -141,24 +177,55 @@ default) ;;
 sql) GUEST_DIR=$H3100_CACHE/guest-sql; sql_flavour ;;
 *) h3100_die "--flavour: default or sql" ;;
 esac
-case $kernel in
-'') ;;
-6.12) GUEST_DIR=$GUEST_DIR-6.12 ;;
-*) h3100_die "--kernel: 6.12, or none for the release's kernel" ;;
+# Debian's release of each kernel generation (--kernel), when the host's
+# apt does not have it: fetched with a private apt configuration
+# (scripts/lib/private-apt.sh), never installed
+kernel_suite() {
+    case $1 in
+    5.10) echo bullseye ;;
+    6.1) echo bookworm ;;
+    6.12) echo trixie ;;
+    newest) echo trixie-backports ;;
+    *) h3100_die "--kernel: 5.10, 6.1, 6.12 or newest, or none for the release's kernel" ;;
+    esac
+}
+[ -z "$kernel" ] || kernel_suite "$kernel" >/dev/null
+# the release's own generation is the default image
+host_meta_ver() { apt-cache policy "$KERNEL_META" | awk '/Candidate:/ { print $2 }'; }
+case $kernel in ''|newest) ;; *)
+    case $(host_meta_ver) in "$kernel".*) kernel='' ;; esac ;;
 esac
+[ -z "$kernel" ] || GUEST_DIR=$GUEST_DIR-$kernel
 
-# The concrete kernel package behind the meta package: its candidate, or
-# with --kernel 6.12 the first 6.12 version apt knows (backports on 12).
-kernel_pkg() {
-    local meta=$KERNEL_META ver
+# resolve_kernel: KAPT, the apt options that know the kernel (the host's,
+# or a private suite's), and KPKGS, its packages: the image package behind
+# the meta package (its candidate; with --kernel K the first K.x version
+# the host's apt knows, else the suite's; newest: trixie-backports'
+# candidate) and the packages holding its vmlinuz and modules (linux-binary-
+# and linux-modules-, since Linux 6.17's packaging).
+KAPT=()
+KPKGS=()
+resolve_kernel() {
+    local meta=$KERNEL_META ver='' img
     if [ -n "$kernel" ]; then
-        ver=$(apt-cache madison "$KERNEL_META" |
-              awk -v k="$kernel" '!d && $3 ~ "^"k"\\." { print $3; d = 1 }')
-        [ -n "$ver" ] || return 0
-        meta="$KERNEL_META=$ver"
+        [ "$kernel" = newest ] ||
+            ver=$(apt-cache madison "$KERNEL_META" |
+                  awk -v k="$kernel" '!d && $3 ~ "^"k"\\." { print $3; d = 1 }')
+        if [ -z "$ver" ]; then
+            papt_init "$(kernel_suite "$kernel")"
+            KAPT=("${PAPT_OPTS[@]}")
+            [ "$kernel" = newest ] ||
+                ver=$(apt-cache "${KAPT[@]}" madison "$KERNEL_META" |
+                      awk -v k="$kernel" '!d && $3 ~ "^"k"\\." { print $3; d = 1 }')
+        fi
+        [ -z "$ver" ] || meta="$KERNEL_META=$ver"
     fi
-    apt-cache depends "$meta" 2>/dev/null |
-        awk '!d && /Depends: linux-image-/ { print $2; d = 1 }'
+    img=$(apt-cache "${KAPT[@]}" depends "$meta" 2>/dev/null |
+          awk '!d && /Depends: linux-image-/ { print $2; d = 1 }')
+    [ -n "$img" ] || return 0
+    KPKGS=("$img")
+    while read -r p; do KPKGS+=("$p"); done < <(apt-cache "${KAPT[@]}" depends "$img" |
+        awk '/Depends: linux-(binary|modules)-/ { print $2 }')
 }
 
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || true; }
@@ -179,10 +246,12 @@ ensure_host_pkgs() {
 # The recipe: this script's text, the kernel package and every guest
 # package with its version.  Its hash names the image.
 recipe() {
-    local kpkg=$1 p
+    local p
     printf 'script %s\n' "$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)"
-    printf 'kernel %s %s\n' "$kpkg" "$(apt-cache policy "$kpkg" |
-        awk '/Candidate:/ { print $2 }')"
+    for p in "${KPKGS[@]}"; do
+        printf 'kernel %s %s\n' "$p" "$(apt-cache "${KAPT[@]}" policy "$p" |
+            awk '/Candidate:/ { print $2 }')"
+    done
     for p in "${H3100_PKGS_GUEST[@]}"; do
         printf 'pkg %s %s\n' "$p" "$(pkg_version "$p")"
     done
@@ -326,32 +395,43 @@ EOF
     chmod 755 "$1/init"
 }
 
+# fetch_kernel WORK: the kernel's packages into $GUEST_DIR/debs (only the
+# current ones are kept there), unpacked into WORK/k
+fetch_kernel() {
+    local work=$1 p deb missing=() sandbox=()
+    mkdir -p "$GUEST_DIR/debs" "$work/k"
+    for p in "${KPKGS[@]}"; do
+        [ -n "$(find "$GUEST_DIR/debs" -name "${p}_*.deb" -print -quit)" ] ||
+            missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "[1/4] downloading ${missing[*]}"
+        # as root, apt's _apt user cannot write into our private dir
+        [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
+        mkdir -p "$work/dl"
+        (cd "$work/dl" && apt-get "${sandbox[@]}" "${KAPT[@]}" download "${KPKGS[@]}" >&2) ||
+            h3100_die "apt-get download ${KPKGS[*]} failed"
+        rm -f "$GUEST_DIR"/debs/*.deb
+        mv "$work"/dl/*.deb "$GUEST_DIR/debs/"
+    else
+        say "[1/4] using the kernel packages in $GUEST_DIR/debs"
+    fi
+    say "[2/4] unpacking the kernel ($(du -ch "$GUEST_DIR"/debs/*.deb | tail -1 | cut -f1))"
+    for deb in "$GUEST_DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$work/k"; done
+    # /boot/vmlinuz-VER, or (linux-binary-) /usr/lib/modules/VER/vmlinuz
+    for p in "$work"/k/boot/vmlinuz-* "$work"/k/usr/lib/modules/*/vmlinuz; do
+        [ -f "$p" ] && cp "$p" "$work/vmlinuz"
+    done
+    [ -f "$work/vmlinuz" ] || h3100_die "no vmlinuz in ${KPKGS[*]}"
+}
+
 build() {
-    local kpkg=$1 rec=$2 work root deb p
+    local rec=$1 work root p
     work=$(mktemp -d "$GUEST_DIR/build.XXXXXX")
     # shellcheck disable=SC2064  # expand now: $work is local
     trap "rm -rf '$work'" EXIT
     root=$work/root
-
-    # The kernel package is kept in debs/ (only the current one).
-    mkdir -p "$GUEST_DIR/debs"
-    deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" -print -quit)
-    if [ -z "$deb" ]; then
-        say "[1/4] downloading $kpkg"
-        # As root, apt's _apt user cannot write into our private dir.
-        local sandbox=()
-        [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
-        (cd "$work" && apt-get "${sandbox[@]}" download "$kpkg" >&2) ||
-            h3100_die "apt-get download $kpkg failed"
-        rm -f "$GUEST_DIR"/debs/*.deb
-        mv "$work"/linux-image-*.deb "$GUEST_DIR/debs/"
-        deb=$(find "$GUEST_DIR/debs" -name "${kpkg}_*.deb" -print -quit)
-    else
-        say "[1/4] using $(basename "$deb")"
-    fi
-    say "[2/4] extracting the kernel ($(du -h "$deb" | cut -f1))"
-    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
-    cp "$work"/boot/vmlinuz-* "$work/vmlinuz"
+    fetch_kernel "$work"
 
     say "[3/4] assembling the initramfs: ${GUEST_BINS[*]}"
     mkdir -p "$root"/usr/bin "$root"/usr/sbin "$root"/usr/lib "$root"/usr/lib64
@@ -363,7 +443,7 @@ build() {
     echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
     echo 'root:x:0:' >"$root/etc/group"
     printf '%s' "$rec" >"$root/etc/h3100-guest-recipe"
-    copy_kmods "$root" "$deb"   # guest tests: kernel modules (xfs, md)
+    copy_kmods "$root" "$work/k"   # guest tests: kernel modules (xfs, md)
     copy_deb_tools "$root" "$work"
     write_init "$root"
 
@@ -384,12 +464,12 @@ mkdir -p "$GUEST_DIR"
 # one builder at a time (guest-run.sh calls this script before every boot)
 exec 9>"$GUEST_DIR/.lock"
 flock 9
-kpkg=$(kernel_pkg)
-[ -n "$kpkg" ] || h3100_die "no ${kernel:+$kernel }kernel behind $KERNEL_META (apt-get update?)"
+resolve_kernel
+[ ${#KPKGS[@]} -gt 0 ] || h3100_die "no ${kernel:+$kernel }kernel behind $KERNEL_META (apt-get update?)"
 if [ "$check" = 0 ]; then
     ensure_host_pkgs
 fi
-rec=$(recipe "$kpkg")
+rec=$(recipe)
 if [ "$force" = 0 ] && [ -f "$GUEST_DIR/recipe" ] && [ -f "$GUEST_DIR/vmlinuz" ] &&
    [ -f "$GUEST_DIR/initramfs.cpio.gz" ] && [ "$(cat "$GUEST_DIR/recipe")" = "$rec" ]; then
     [ "$check" = 1 ] || say "cached image is current ($GUEST_DIR)"
@@ -399,6 +479,6 @@ fi
 [ "$check" = 0 ] || exit 1
 say "building the guest image in $GUEST_DIR"
 start=$SECONDS
-build "$kpkg" "$rec"
+build "$rec"
 say "built in $((SECONDS - start)) s"
 printf '%s\n' "$GUEST_DIR"

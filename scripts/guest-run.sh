@@ -21,8 +21,9 @@
 #                       follows virtual time (-rtc ...,clock=vm)
 #   --flavour NAME      guest image flavour: default, or sql (MariaDB,
 #                       sysbench and PostgreSQL, for scripts/sql-bench.sh)
-#   --kernel 6.12       boot Debian's 6.12 cloud kernel instead of the
-#                       release's (scripts/guest-image.sh --kernel)
+#   --kernel K          boot another generation of Debian's cloud kernel
+#                       than the release's: 5.10, 6.1, 6.12 or newest
+#                       (trixie-backports'; scripts/guest-image.sh --kernel)
 #   --firmware F        seabios (default) or ovmf (UEFI: Debian's ovmf,
 #                       OVMF_CODE_4M.fd with a fresh copy of its variables)
 #   --boot-image FILE:TAG  write a bootable drive image to FILE
