@@ -4,7 +4,9 @@
 # plugin for Debian's QEMU, and run every test (unit tests of the model,
 # device tests through qtest, guest tests, the plugin's suite).
 #
-#   scripts/test.sh                  everything
+#   scripts/test.sh                  everything but the plugin-extra suite
+#   scripts/test.sh --full           everything: also the device tests that
+#                                    plugin-extra repeats on the plugin
 #   scripts/test.sh --no-device      the model's unit tests only (no QEMU,
 #                                    no plugin)
 #   scripts/test.sh --quick          the edit-build-test loop: the model's
@@ -21,10 +23,11 @@ set -euo pipefail
 device=enabled
 plugin=enabled
 extra=()
-suites=()
+suites=(--no-suite plugin-extra)
 while [ $# -gt 0 ]; do
     case $1 in
     --no-device) device=disabled; plugin=disabled ;;
+    --full) suites=() ;;
     --quick) plugin=disabled
              suites=(--suite unit --suite cli --suite docs --suite device) ;;
     --) shift; extra=("$@"); break ;;

@@ -506,23 +506,45 @@ START_TEST(test_range_trim_matches_slot_by_slot)
 }
 END_TEST
 
-static Suite *ftl_suite(void)
+/* a case of its own for the test command to run beside the others */
+static void ftl_case(Suite *s, const char *name, const TTest *const *tests)
 {
-    Suite *s = suite_create("ftl");
-    TCase *tc = tcase_create("ftl");
+    TCase *tc = tcase_create(name);
 
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_invariants_after_millions_of_ops);
-    tcase_add_test(tc, test_waf_h3100);
-    tcase_add_test(tc, test_waf_h3200);
-    tcase_add_test(tc, test_trim_lowers_waf);
-    tcase_add_test(tc, test_wear_levelling_bounds_spread);
-    tcase_add_test(tc, test_factory_bad_blocks);
-    tcase_add_test(tc, test_grown_bad_blocks_until_read_only);
-    tcase_add_test(tc, test_streams_separate_hot_and_cold);
-    tcase_add_test(tc, test_reverse_map_cache_is_invisible);
-    tcase_add_test(tc, test_range_trim_matches_slot_by_slot);
+    for (; *tests; tests++) {
+        tcase_add_test(tc, *tests);
+    }
     suite_add_tcase(s, tc);
+}
+
+/*
+ * Cases of about equal length, so the test command runs them side by
+ * side (CK_RUN_CASE, tests/meson.build)
+ */
+static Suite *ftl_suite(void)
+{
+    const TTest *const basic[] = {
+        test_invariants_after_millions_of_ops, test_trim_lowers_waf,
+        test_factory_bad_blocks, test_grown_bad_blocks_until_read_only,
+        test_streams_separate_hot_and_cold, NULL,
+    };
+    const TTest *const waf[] = {
+        test_waf_h3100, test_waf_h3200, NULL,
+    };
+    const TTest *const wear[] = {
+        test_wear_levelling_bounds_spread, test_range_trim_matches_slot_by_slot,
+        NULL,
+    };
+    const TTest *const rmap[] = {
+        test_reverse_map_cache_is_invisible, NULL,
+    };
+    Suite *s = suite_create("ftl");
+
+    ftl_case(s, "ftl", basic);
+    ftl_case(s, "ftl-waf", waf);
+    ftl_case(s, "ftl-wear", wear);
+    ftl_case(s, "ftl-rmap", rmap);
     return s;
 }
 
