@@ -24,6 +24,9 @@
 #                         (scripts/lib/cc-instrument.sh); the rest of QEMU
 #                         comes from ccache
 #   H3100_QEMU_LINK       also link this path to the built qemu-system-x86_64
+#   H3100_QEMU_PATCHES    patch files (-p1, blank-separated) applied once to
+#                         the working copy: the fuzz build's harness fixes
+#                         (scripts/fuzz.sh, tests/fuzz/*.patch)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -65,6 +68,14 @@ if [ "$(cat "$QSRC/.h3100-src-stamp" 2>/dev/null)" != "$src_stamp" ]; then
 fi
 
 h3100_overlay "$QSRC"
+for p in ${H3100_QEMU_PATCHES:-}; do
+    stamp=$QSRC/.h3100-patched-$(basename "$p")
+    [ ! -f "$stamp" ] || continue
+    h3100_log "applying $(basename "$p") to $QSRC"
+    patch -d "$QSRC" -p1 --forward --quiet <"$p" ||
+        h3100_die "$p does not apply to QEMU $QVER"
+    touch "$stamp"
+done
 
 # --- 3. configure (once) and build -------------------------------------------
 CONF=(--target-list=x86_64-softmmu

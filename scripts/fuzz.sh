@@ -44,6 +44,8 @@ build_device_fuzzer() {
     CC=clang CXX=clang++ \
     H3100_QEMU_EXTRA_CONFIGURE="--enable-fuzzing --enable-asan --enable-ubsan --disable-werror" \
     H3100_QEMU_TARGETS=qemu-fuzz-x86_64 \
+    H3100_QEMU_PATCHES="$H3100_PROJECT/tests/fuzz/qtest-clock-step.patch
+                        $H3100_PROJECT/tests/fuzz/generic-fuzz-dma-lock.patch" \
         scripts/build-qemu.sh "$FUZZ_DIR"
 }
 
@@ -131,12 +133,15 @@ run_libfuzzer() {
     fuzz_summary "$FUZZ_DIR/$name.log" "$crashes"
 }
 
-# executions and crashes, from libFuzzer's final statistics
+# executions and crashes, from libFuzzer's final statistics (fork mode,
+# which prints none: its last status line's count)
 fuzz_summary() {
     local runs
     runs=$(grep -E '^stat::number_of_executed_units' "$1" |
            awk '{s += $2} END {print s + 0}')
-    printf 'executions: %s, crashes: %s\n' "$runs" \
+    [ "$runs" != 0 ] ||
+        runs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$1" | tail -1)
+    printf 'executions: %s, crashes: %s\n' "${runs:-0}" \
         "$(find "$2" -type f | wc -l)"
 }
 
