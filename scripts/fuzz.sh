@@ -15,11 +15,11 @@
 #
 # Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
 # build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
-# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000).  The IOThread configurations run in
-# libFuzzer's fork mode and go on after a crash: generic-fuzz's clock step
-# aborts whenever an IOThread timer is due and not yet run (a race of
-# QEMU's harness, not of the device; docs/robustness.md), so each crash
-# there is triaged by its stack.
+# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000).  The build
+# patches two races of QEMU's harness with IOThreads (tests/fuzz/*.patch,
+# docs/robustness.md); the IOThread configurations still run in
+# libFuzzer's fork mode and go on after a crash, each crash triaged by
+# its stack.
 # A crash is written to FUZZ_DIR/crashes/TARGET/; replay it by running the
 # same fuzzer with the crash file in place of the corpus, minimise it with
 # -minimize_crash=1 (docs/robustness.md).
@@ -36,7 +36,7 @@ PAR=()
 [ "$JOBS" -gt 1 ] && PAR=(-jobs="$JOBS" -workers="$JOBS")
 QFUZZ=$FUZZ_DIR/qemu-build/qemu-fuzz-x86_64
 
-usage() { sed -n '2,26p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
 
 build_device_fuzzer() {
     command -v clang >/dev/null || apt-get install -y clang
