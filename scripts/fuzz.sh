@@ -61,6 +61,26 @@ state_coverage() {
     tests/fuzz/build-state-fuzz.sh --coverage "$FUZZ_DIR/state"
 }
 
+# run_yielding CMD...: CMD in a session of its own whose scheduling group
+# (Linux's autogroup) has nice 19, so a campaign beside builds and tests
+# takes only the CPU they leave.  `nice` alone does not do that: the
+# kernel shares the CPU between sessions first, and a niced fuzzer in
+# one session took half the machine from a test run in another.
+run_yielding() {
+    local pid
+    setsid "$@" &
+    pid=$!
+    # its own session (so its own autogroup) once setsid has run
+    for _ in $(seq 100); do
+        [ "$(ps -o sid= -p "$pid" | tr -d ' ')" != "$pid" ] || break
+        sleep 0.01
+    done
+    echo 19 >"/proc/$pid/autogroup" 2>/dev/null || true
+    trap 'kill "$pid" 2>/dev/null' INT TERM
+    wait "$pid" || true
+    trap - INT TERM
+}
+
 # -device options of each configuration; a 256 MiB namespace on null-co
 device_args() {
     local dev="dapustor-h3100,drive=d0,model-params=user_bytes=256M"
@@ -84,7 +104,7 @@ device_args() {
 }
 
 run_device() {
-    local cfg=$1 secs=$2 corpus=$FUZZ_DIR/corpus/device-$1
+    local cfg=$1 secs=$2 corpus=$FUZZ_DIR/corpus/device-$1 stamp
     local crashes=$FUZZ_DIR/crashes/device-$1
     [ -x "$QFUZZ" ] || h3100_die "no $QFUZZ: run '$0 build' first"
     local flags=()
@@ -100,22 +120,24 @@ run_device() {
     flags+=(${FUZZ_FLAGS:-})
     tests/fuzz/gen-dict.sh "$FUZZ_DIR/nvme.dict"
     h3100_log "generic-fuzz, $cfg, ${secs}s (log: $FUZZ_DIR/device-$cfg.log)"
+    stamp=$FUZZ_DIR/.start-device-$cfg
+    touch "$stamp"
     QEMU_FUZZ_ARGS=$(device_args "$cfg") \
     QEMU_FUZZ_OBJECTS="dapustor* msix* pci*" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        "$QFUZZ" --fuzz-target=generic-fuzz \
+        run_yielding "$QFUZZ" --fuzz-target=generic-fuzz \
         -dict="$FUZZ_DIR/nvme.dict" \
         -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" "$seeds" >"$FUZZ_DIR/device-$cfg.log" 2>&1 || true
-    fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes"
+        "$corpus" "$seeds" >"$FUZZ_DIR/device-$cfg.log" 2>&1
+    fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes" "$stamp"
 }
 
 # run_libfuzzer NAME WHAT SECS: build-state-fuzz.sh's fuzz_NAME on its
 # corpus and seeds (state: seeds, max_len; migrate: mig-seeds, mig_max_len)
 run_libfuzzer() {
-    local name=$1 what=$2 secs=$3 pre=''
+    local name=$1 what=$2 secs=$3 pre='' stamp
     local corpus=$FUZZ_DIR/corpus/$name crashes=$FUZZ_DIR/crashes/$name
     local bin=$FUZZ_DIR/state/fuzz_$name
     [ "$name" = state ] || pre=mig-
@@ -125,16 +147,18 @@ run_libfuzzer() {
     # shellcheck disable=SC2206
     flags=(${FUZZ_FLAGS:-})
     h3100_log "$what, ${secs}s (log: $FUZZ_DIR/$name.log)"
-    "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
+    stamp=$FUZZ_DIR/.start-$name
+    touch "$stamp"
+    run_yielding "$bin" -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -max_len="$(cat "$FUZZ_DIR/state/${pre//-/_}max_len")" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" "$FUZZ_DIR/state/${pre}seeds" >"$FUZZ_DIR/$name.log" 2>&1 ||
-        true
-    fuzz_summary "$FUZZ_DIR/$name.log" "$crashes"
+        "$corpus" "$FUZZ_DIR/state/${pre}seeds" >"$FUZZ_DIR/$name.log" 2>&1
+    fuzz_summary "$FUZZ_DIR/$name.log" "$crashes" "$stamp"
 }
 
-# executions and crashes, from libFuzzer's final statistics (fork mode,
-# which prints none: its last status line's count)
+# executions and crashes of this run (the artifacts newer than the log's
+# start, STAMP), from libFuzzer's final statistics (fork mode, which prints
+# none: its last status line's count)
 fuzz_summary() {
     local runs
     runs=$(grep -E '^stat::number_of_executed_units' "$1" |
@@ -142,7 +166,7 @@ fuzz_summary() {
     [ "$runs" != 0 ] ||
         runs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$1" | tail -1)
     printf 'executions: %s, crashes: %s\n' "${runs:-0}" \
-        "$(find "$2" -type f | wc -l)"
+        "$(find "$2" -type f -newer "$3" | wc -l)"
 }
 
 case ${1:-} in
