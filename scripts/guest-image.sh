@@ -109,7 +109,7 @@ kmod_path() {
 # kmod_depends FILE: the "depends=" of the module's .modinfo strings
 kmod_depends() {
     case $1 in *.xz) xz -dc "$1" ;; *) cat "$1" ;; esac |
-        tr '\0' '\n' | sed -n 's/^depends=//p' | head -1
+        tr '\0' '\n' | awk '!d && sub(/^depends=/, "") { print; d = 1 }'
 }
 # Tools taken from their Debian packages without installing them on the
 # host (installing mdadm would start its monitor there, a database package

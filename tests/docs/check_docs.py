@@ -276,7 +276,10 @@ def meson_tests(ctx):
 
 
 def registered_tests(ctx):
-    return {t["name"] for t in meson_tests(ctx)}
+    """the names of meson's tests and of their suites (`plugin-extra`)"""
+    tests = meson_tests(ctx)
+    return ({t["name"] for t in tests} |
+            {s.split(":")[-1] for t in tests for s in t.get("suite", [])})
 
 
 def disabled_prefixes(ctx):
