@@ -76,10 +76,10 @@ GUEST_KMODS=(xfs raid0 evdev button)
 copy_kmods() {
     local root=$1 kdir=$2 m f rel
     KMOD_ORDER=()
+    KMOD_FILES=()
     for m in "${GUEST_KMODS[@]}"; do kmod_add "$kdir" "$m"; done
     : >"$root/etc/h3100-kmods"
-    for m in "${KMOD_ORDER[@]}"; do
-        f=$(kmod_path "$kdir" "$m")
+    for f in "${KMOD_FILES[@]}"; do
         rel=${f#"$kdir"}
         rel=/usr/lib/modules/${rel#*/lib/modules/}
         rel=${rel%.xz}
@@ -89,6 +89,7 @@ copy_kmods() {
     done
 }
 # kmod_add KDIR NAME: NAME after the modules it depends on, in KMOD_ORDER
+# (names) and KMOD_FILES (their files)
 kmod_add() {
     local kdir=$1 f dep
     case " ${KMOD_ORDER[*]} " in *" $2 "*) return 0 ;; esac
@@ -99,6 +100,7 @@ kmod_add() {
     fi
     for dep in $(kmod_depends "$f" | tr , ' '); do kmod_add "$kdir" "$dep"; done
     KMOD_ORDER+=("$2")
+    KMOD_FILES+=("$f")
 }
 # kmod_path KDIR NAME: the module's file ('-' and '_' are one in names)
 kmod_path() {
