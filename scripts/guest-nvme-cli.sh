@@ -30,7 +30,7 @@ say() { printf '[guest-nvme-cli] %s\n' "$*" >&2; }
 top=$H3100_CACHE/nvme-cli-$suite
 run=$top/run
 papt_init "$suite"
-want=$(apt-cache "${PAPT_OPTS[@]}" policy nvme-cli | awk '/Candidate:/ { print $2 }')
+want=$(apt_cache "${PAPT_OPTS[@]}" policy nvme-cli | awk '/Candidate:/ { print $2 }')
 case $want in ''|'(none)') h3100_die "no nvme-cli in $suite" ;; esac
 if [ -x "$run/nvme" ] && [ "$(cat "$run/.complete" 2>/dev/null)" = "$want" ]; then
     echo "$run"
@@ -40,7 +40,7 @@ fi
 # nvme-cli and the libraries it links: the library packages (lib*, zlib1g)
 # in the closure of its lib* dependencies
 # (not uuid-runtime's tools and their daemons' dependencies)
-mapfile -t libs < <(apt-cache "${PAPT_OPTS[@]}" depends nvme-cli |
+mapfile -t libs < <(apt_cache "${PAPT_OPTS[@]}" depends nvme-cli |
                     awk '/Depends: lib/ { print $2 }')
 mapfile -t pkgs < <(papt_closure "${libs[@]}" | grep -E '^(lib|zlib)')
 rm -rf "$top/debs" "$top/root" "$run"

@@ -16,21 +16,27 @@
 # as apt-cache policy names it), else deb.debian.org.  Signatures are
 # checked with the host's Debian archive keyring.  Needs lib.sh.
 
+# shellcheck source=scripts/lib/apt-answers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-answers.sh"
+
 PAPT_OPTS=()
 
 # papt_mirror: the host's Debian mirror
 papt_mirror() {
     local m
-    m=$(apt-cache policy 2>/dev/null | awk '$2 ~ /^https?:\/\// &&
+    m=$(apt_cache policy 2>/dev/null | awk '$2 ~ /^https?:\/\// &&
         $3 ~ /^[a-z]+\/main$/ && $3 !~ /-(security|updates|backports)\// {
         print $2; exit }')
     printf '%s\n' "${m:-http://deb.debian.org/debian}"
 }
 
 papt_init() {
-    local suite=$1 top=$H3100_CACHE/apt/$1 stamp
+    local suite=$1 top=$H3100_CACHE/apt/$1 stamp src
     mkdir -p "$top/lists/partial" "$top/cache/archives/partial" "$top/parts"
-    echo "deb $(papt_mirror) $suite main" >"$top/sources.list"
+    # rewritten only when it changes: its time is part of apt_cache's key
+    src="deb $(papt_mirror) $suite main"
+    [ "$(cat "$top/sources.list" 2>/dev/null)" = "$src" ] ||
+        echo "$src" >"$top/sources.list"
     PAPT_OPTS=(-o "Dir::Etc::SourceList=$top/sources.list"
                -o "Dir::Etc::SourceParts=$top/parts"
                -o "Dir::State::Lists=$top/lists"
@@ -59,7 +65,7 @@ papt_download() {
 }
 
 papt_closure() {
-    apt-cache "${PAPT_OPTS[@]}" depends --recurse --no-recommends --no-suggests \
+    apt_cache "${PAPT_OPTS[@]}" depends --recurse --no-recommends --no-suggests \
         --no-conflicts --no-breaks --no-replaces --no-enhances "$@" |
         grep -E '^[a-z0-9][a-z0-9.+-]*$' | sort -u
 }
