@@ -4,9 +4,12 @@
 #
 #   tests/guest/test_guest_options.sh [QEMU]
 #
-# One boot per kernel and option, each on a fresh sparse 256 MiB drive,
-# each running fio random write + verify (4k-128k, QD 8), and showing the
-# option took effect, in the guest and in the device's trace events:
+# Two boots per kernel, each with two of the options on a fresh sparse
+# 256 MiB drive (the options act on separate things: the data pointer and
+# the queue size; polled queues and the I/O timeout of the interrupt
+# queues), each running fio random write + verify (4k-128k, QD 8), and
+# showing each option took effect, in the guest and in the device's trace
+# events:
 #   nvme.sgl_threshold=1     every I/O is described by an SGL
 #                            (trace h3100_map_sgl)
 #   nvme.io_queue_depth=2    I/O queues of 2 entries (h3100_admin_create_sq)
@@ -25,13 +28,22 @@
 cut='{"execute": "qom-set", "arguments": {"path": "/machine/peripheral/h0", "property": "power-cut", "value": "drive"}}'
 fio_verify='fio --name=opt --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 --rw=randwrite --bsrange=4k-128k --iodepth=8 --size=16M --verify=crc32c --verify_fatal=1 --randrepeat=1'
 
-# guest script for OPTION: fio verify, then what shows the option worked
+# guest script for OPTIONS: fio verify, then what shows each option worked
 # shellcheck disable=SC2016  # the $ expand in the guest
 guest_script() {
     echo "$GUEST_PRELUDE"
     echo "uname -r | sed 's/^/  kernel /'"
     echo "$fio_verify >/tmp/fio.out 2>&1; r=\$?; chk \$r \"fio write + verify (rc \$r)\""
     echo "[ \$r = 0 ] || tail -5 /tmp/fio.out"
+    for opt in "$@"; do
+        option_check "$opt"
+    done
+    echo 'exit $GUEST_FAIL'
+}
+
+# the guest's check that OPTION took effect
+# shellcheck disable=SC2016  # the $ expand in the guest
+option_check() {
     case $1 in
     nvme.sgl_threshold=1)
         echo 'p=$(cat /sys/module/nvme/parameters/sgl_threshold); chk $([ "$p" = 1 ]; echo $?) "sgl_threshold $p"' ;;
@@ -70,39 +82,50 @@ timed_out; chk $? "Linux logged the I/O timeout"
 GUEST
         ;;
     esac
-    echo 'exit $GUEST_FAIL'
+}
+
+# trace_check LABEL OPTION: the device's trace shows OPTION took effect
+trace_check() {
+    local m n
+    case $2 in
+    nvme.sgl_threshold=1)
+        n=$(grep -c 'h3100_map_sgl' "$tmp/trace.log")
+        [ "$n" -ge 400 ]; check $? "$1: the device mapped $n SGLs" ;;
+    nvme.io_queue_depth=2)
+        m=$(grep -c 'h3100_admin_create_sq' "$tmp/linux-queues.log")
+        n=$(grep 'h3100_admin_create_sq' "$tmp/linux-queues.log" | grep -vc ' size 2 ')
+        [ "$m" -ge 1 ] && [ "$n" = 0 ]; check $? "$1: $m I/O SQs created, all of 2 entries" ;;
+    nvme.poll_queues=2)
+        n=$(grep 'h3100_admin_create_cq' "$tmp/linux-queues.log" | grep -c ' flags 0x1$')
+        [ "$n" -ge 1 ]; check $? "$1: $n CQs created without interrupts (polled)" ;;
+    esac
 }
 
 for k in ${H3100_KERNELS:-6.1 6.12}; do
     kopt=()
     [ "$k" = 6.1 ] || kopt=(--kernel "$k")
-    for opt in nvme.sgl_threshold=1 nvme.io_queue_depth=2 nvme.poll_queues=2 nvme_core.io_timeout=5; do
-        label="$k $opt"
+    for opts in "nvme.sgl_threshold=1 nvme.io_queue_depth=2" \
+                "nvme.poll_queues=2 nvme_core.io_timeout=5"; do
+        label="$k $opts"
         disk=$tmp/d.raw
         rm -f "$disk" "$tmp/trace.log"
         truncate -s 256M "$disk"
-        guest_script "$opt" >"$tmp/opt.sh"
+        # shellcheck disable=SC2086  # a list of options
+        guest_script $opts >"$tmp/opt.sh"
         extra=()
-        [ "$opt" != nvme_core.io_timeout=5 ] || extra=(--qmp-on @cut "$cut")
-        run_guest "$label" "$disk" "$tmp/opt.sh" "${kopt[@]}" --append "$opt" \
+        case " $opts " in
+        *" nvme_core.io_timeout=5 "*) extra=(--qmp-on @cut "$cut") ;;
+        esac
+        run_guest "$label" "$disk" "$tmp/opt.sh" "${kopt[@]}" --append "$opts" \
             --timeout 300 "${extra[@]}" -- -D "$tmp/trace.log" \
             -trace h3100_map_sgl -trace h3100_admin_create_sq -trace h3100_admin_create_cq
         # the queues Linux created: SeaBIOS makes a polled pair first, and
         # Linux's first CQ has interrupts
         awk '/h3100_admin_create_cq/ && / flags 0x3/ { on = 1 } on' \
             "$tmp/trace.log" >"$tmp/linux-queues.log"
-        case $opt in
-        nvme.sgl_threshold=1)
-            n=$(grep -c 'h3100_map_sgl' "$tmp/trace.log")
-            [ "$n" -ge 400 ]; check $? "$label: the device mapped $n SGLs" ;;
-        nvme.io_queue_depth=2)
-            m=$(grep -c 'h3100_admin_create_sq' "$tmp/linux-queues.log")
-            n=$(grep 'h3100_admin_create_sq' "$tmp/linux-queues.log" | grep -vc ' size 2 ')
-            [ "$m" -ge 1 ] && [ "$n" = 0 ]; check $? "$label: $m I/O SQs created, all of 2 entries" ;;
-        nvme.poll_queues=2)
-            n=$(grep 'h3100_admin_create_cq' "$tmp/linux-queues.log" | grep -c ' flags 0x1$')
-            [ "$n" -ge 1 ]; check $? "$label: $n CQs created without interrupts (polled)" ;;
-        esac
+        for opt in $opts; do
+            trace_check "$k $opt" "$opt"
+        done
     done
 done
 finish
