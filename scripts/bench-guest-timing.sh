@@ -36,6 +36,8 @@
 #   --reps N          boots per setting (default 2); each latency is the mean
 #                     of the per-boot fio means (the timing=off baseline
 #                     moves by a few us between boots, see docs/benchmarks.md)
+#   --reps-on N       boots with timing=on, 1..--reps (default --reps); the
+#                     timing=off boots still show how far boots move apart
 #   --tolerance PCT   pass band around the model (default 5)
 #   --qemu PATH       default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --sim PATH        default build/tools/h3100-sim
@@ -54,6 +56,7 @@ backend=null
 engine=polled
 tol=5
 reps=2
+reps_on=''
 keep=''
 
 while [ $# -gt 0 ]; do
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
     --backend) h3100_need "$@"; backend=$2; shift ;;
     --engine) h3100_need "$@"; engine=$2; shift ;;
     --reps) h3100_need "$@"; reps=$2; shift ;;
+    --reps-on) h3100_need "$@"; reps_on=$2; shift ;;
     --tolerance) h3100_need "$@"; tol=$2; shift ;;
     --qemu) h3100_need "$@"; qemu=$2; shift ;;
     --sim) h3100_need "$@"; sim=$2; shift ;;
@@ -77,6 +81,10 @@ done
 [[ $shift_n =~ ^([0-9]|10)$ ]] || h3100_die "--icount-shift: 0..10"
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || h3100_die "--runtime: virtual seconds, e.g. 0.5"
 [[ $reps =~ ^[1-9][0-9]*$ ]] || h3100_die "--reps: a positive integer"
+reps_on=${reps_on:-$reps}
+if ! [[ $reps_on =~ ^[1-9][0-9]*$ ]] || [ "$reps_on" -gt "$reps" ]; then
+    h3100_die "--reps-on: 1 to --reps ($reps)"
+fi
 [[ $tol =~ ^[0-9]+(\.[0-9]+)?$ ]] || h3100_die "--tolerance: a percentage, e.g. 10"
 [[ $size =~ ^[1-9][0-9]*M$ ]] || h3100_die "--size: in MiB, e.g. 64M"
 mb=${size%M}
@@ -152,11 +160,11 @@ device_means() {
                 if (f["op"] " " f["length"] == k) { n++; s += f["done"] - f["now"] }
             } END { if (n) printf "%.6f", s / n / 1000 }' "$1")
         [ -n "$v" ] || h3100_die "no $j commands in the device's trace"
-        dev[$j]=$(awk -v a="${dev[$j]:-0}" -v b="$v" -v r="$reps" 'BEGIN { printf "%.6f", a + b / r }')
+        dev[$j]=$(awk -v a="${dev[$j]:-0}" -v b="$v" -v r="$reps_on" 'BEGIN { printf "%.6f", a + b / r }')
     done
 }
 run_one() {  # run_one on|off REP
-    local t=$1 rep=$2 out drv line n v io trace=()
+    local t=$1 rep=$2 out drv line n v io trace=() of=$reps
     if [ "$backend" = null ]; then
         drv="driver=null-co,size=$dbytes,read-zeroes=on,if=none,id=d0"
     else
@@ -165,8 +173,8 @@ run_one() {  # run_one on|off REP
         drv="file=$tmp/d.raw,if=none,id=d0,format=raw"
     fi
     out=$tmp/timing-$t.$rep.out
-    [ "$t" = off ] || trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log")
-    say "timing=$t, boot $rep/$reps: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
+    [ "$t" = off ] || { trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log"); of=$reps_on; }
+    say "timing=$t, boot $rep/$of: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
     if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --icount-shift "$shift_n" \
         --smp 1 --append "$append" --no-disk --timeout 600 "$tmp/guest.sh" -- \
         -drive "$drv" \
@@ -180,7 +188,7 @@ run_one() {  # run_one on|off REP
         case $line in
         'RESULT '*)
             read -r _ n v io _ <<<"$line"
-            lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$reps" 'BEGIN { printf "%.6f", a + b / r }')
+            lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$of" 'BEGIN { printf "%.6f", a + b / r }')
             say "  timing=$t $n: mean $v us, $io IOPS"
             ;;
         esac
@@ -192,7 +200,7 @@ run_one() {  # run_one on|off REP
 }
 for ((rep = 1; rep <= reps; rep++)); do
     run_one off "$rep"
-    run_one on "$rep"
+    [ "$rep" -gt "$reps_on" ] || run_one on "$rep"
 done
 
 fails=0
@@ -206,5 +214,5 @@ for j in "${jobs[@]}"; do
     echo "$r"
     case $r in *FAIL) fails=$((fails + 1)) ;; esac
 done
-echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, $append, fio $engine ($fio_engine), $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) per setting; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
+echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, $append, fio $engine ($fio_engine), $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) with timing off and $reps_on on; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
 [ "$fails" = 0 ] || { say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }
