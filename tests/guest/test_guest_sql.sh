@@ -44,7 +44,7 @@ before=$(db_pkgs)
 # workload (docs/sql.md), not here.
 db=(--workdir "$tmp/sql" --tables 4 --table-size 50000 --buffer-pool 8)
 "$scripts/sql-compare.sh" ${1:+--qemu "$1"} --configs off,fresh --out "$tmp/cmp" \
-    "${db[@]}" --threads 1 --duration 10 >"$tmp/cmp.out" 2>"$tmp/cmp.err"
+    "${db[@]}" --threads 1 --duration 5 >"$tmp/cmp.out" 2>"$tmp/cmp.err"
 rc=$?
 check $rc "sql-compare.sh --configs off,fresh ran (rc $rc)"
 [ $rc = 0 ] || tail -20 "$tmp/cmp.err" | sed 's/^/# /'
@@ -90,7 +90,7 @@ check $? "oltp_write_only: the drive's WAF during the run from its model log ($w
 
 # --- pgbench, two instances on two partitions, made in the run's boot ------------
 "$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
-    --scale 2 --instances 2 --threads 2 --duration 10 --buffer-pool 16 \
+    --scale 2 --instances 2 --threads 2 --duration 5 --buffer-pool 16 \
     --unprepared --icount-shift none --timeout 600 \
     --summary "$tmp/pg.sum" >"$tmp/pg.out" 2>"$tmp/pg.err"
 rc=$?
