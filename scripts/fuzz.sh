@@ -108,9 +108,11 @@ run_device() {
     local crashes=$FUZZ_DIR/crashes/device-$1
     [ -x "$QFUZZ" ] || h3100_die "no $QFUZZ: run '$0 build' first"
     local flags=()
-    local seeds=$FUZZ_DIR/seeds/device
+    local seeds=$FUZZ_DIR/seeds/device-$1
     mkdir -p "$corpus" "$crashes"
     # the seeds beside the corpus, every run: new seeds reach old corpora
+    # (one directory per configuration: two campaigns side by side must
+    # not remove each other's)
     rm -rf "$seeds"
     tests/fuzz/device_seeds.py "$seeds"
     case $cfg in
