@@ -111,8 +111,8 @@ run_device() {
     local seeds=$FUZZ_DIR/seeds/device-$1
     mkdir -p "$corpus" "$crashes"
     # the seeds beside the corpus, every run: new seeds reach old corpora
-    # (one directory per configuration: two campaigns side by side must
-    # not remove each other's)
+    # (one directory per configuration: a campaign started beside another
+    # removed the seeds that one was loading, and libFuzzer exited)
     rm -rf "$seeds"
     tests/fuzz/device_seeds.py "$seeds"
     case $cfg in
@@ -120,7 +120,10 @@ run_device() {
     esac
     # shellcheck disable=SC2206
     flags+=(${FUZZ_FLAGS:-})
-    tests/fuzz/gen-dict.sh "$FUZZ_DIR/nvme.dict"
+    # written aside and renamed: a campaign starting beside this one
+    # reads the whole file, never a half-written one
+    tests/fuzz/gen-dict.sh "$FUZZ_DIR/nvme.dict.$cfg"
+    mv "$FUZZ_DIR/nvme.dict.$cfg" "$FUZZ_DIR/nvme.dict"
     h3100_log "generic-fuzz, $cfg, ${secs}s (log: $FUZZ_DIR/device-$cfg.log)"
     stamp=$FUZZ_DIR/.start-device-$cfg
     touch "$stamp"
