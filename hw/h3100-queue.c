@@ -114,7 +114,12 @@ static void h3100_msix_fire(H3100State *s, uint16_t vector)
     qemu_bh_schedule(s->irq_bh);
 }
 
-static void h3100_intx_update(H3100State *s)
+/*
+ * Drive the pin from irq_status and INTMS: directly under the BQL, else
+ * through h3100_irq_bh (an IOThread must not touch the PCI bus's INTx
+ * counts while the main loop may change them).
+ */
+void h3100_intx_update(H3100State *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
 

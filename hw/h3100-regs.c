@@ -188,11 +188,8 @@ static void h3100_write_intm(H3100State *s, hwaddr offset, uint32_t data)
     }
     stl_le_p(&s->bar.intms, intms);
     stl_le_p(&s->bar.intmc, intms);
-    if (s->irq_status & ~intms) {
-        pci_irq_assert(PCI_DEVICE(s));
-    } else {
-        pci_irq_deassert(PCI_DEVICE(s));
-    }
+    /* this runs in the controller's context, an IOThread's with iothread= */
+    h3100_intx_update(s);
 }
 
 static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,

@@ -658,6 +658,7 @@ void h3100_req_complete(H3100Req *req);
 void h3100_req_post_now(H3100Req *req);
 void h3100_irq_timer_cb(void *opaque);
 void h3100_irq_bh(void *opaque);
+void h3100_intx_update(H3100State *s);
 void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
 void h3100_queues_reset(H3100State *s);
 void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
