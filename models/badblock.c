@@ -17,18 +17,73 @@ static uint64_t blk_index(const BadBlocks *bb, uint32_t plane, uint32_t blk)
     return (uint64_t)plane * bb->blocks + blk;
 }
 
-static void use_block(BadBlocks *bb, uint64_t i)
+/* The erase-count range of the blocks in use, by one walk of them all. */
+void bb_scan_wear_range(BadBlocks *bb)
 {
-    bb->state[i] = BB_USED;
-    bb->used_blocks++;
-    bb->used_block_erases += bb->erase_count[i];
+    uint64_t n = (uint64_t)bb->planes * bb->blocks;
+
+    bb->used_min_erases = UINT32_MAX;
+    bb->used_max_erases = 0;
+    bb->used_at_min = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t ec = bb->erase_count[i];
+
+        if (bb->state[i] != BB_USED) {
+            continue;
+        }
+        if (ec < bb->used_min_erases) {
+            bb->used_min_erases = ec;
+            bb->used_at_min = 0;
+        }
+        bb->used_at_min += ec == bb->used_min_erases;
+        bb->used_max_erases = MAX(bb->used_max_erases, ec);
+    }
 }
 
+static void use_block(BadBlocks *bb, uint64_t i)
+{
+    uint32_t ec = bb->erase_count[i];
+
+    if (!bb->used_blocks || ec < bb->used_min_erases) {
+        bb->used_min_erases = ec;
+        bb->used_at_min = 0;
+    }
+    bb->used_at_min += ec == bb->used_min_erases;
+    bb->used_max_erases = bb->used_blocks ? MAX(bb->used_max_erases, ec) : ec;
+    bb->state[i] = BB_USED;
+    bb->used_blocks++;
+    bb->used_block_erases += ec;
+}
+
+/* Rare (a grown bad block, a retirement): a walk may follow. */
 static void unuse_block(BadBlocks *bb, uint64_t i, uint8_t new_state)
 {
+    uint32_t ec = bb->erase_count[i];
+
     bb->state[i] = new_state;
     bb->used_blocks--;
-    bb->used_block_erases -= bb->erase_count[i];
+    bb->used_block_erases -= ec;
+    if (ec == bb->used_max_erases ||
+        (ec == bb->used_min_erases && !--bb->used_at_min)) {
+        bb_scan_wear_range(bb);
+    }
+}
+
+/*
+ * Block @i, in use, was erased @erases more times.  The minimum moves
+ * only when its last block leaves it: once per round of the wear
+ * levelling over the whole drive.
+ */
+static void wear_block(BadBlocks *bb, uint64_t i, uint32_t erases)
+{
+    uint32_t ec = bb->erase_count[i];
+
+    bb->erase_count[i] = ec + erases;
+    bb->used_block_erases += erases;
+    bb->used_max_erases = MAX(bb->used_max_erases, ec + erases);
+    if (erases && ec == bb->used_min_erases && !--bb->used_at_min) {
+        bb_scan_wear_range(bb);
+    }
 }
 
 static void retire_superblock(Ftl *f, uint32_t sb, uint32_t failed_plane)
@@ -160,8 +215,7 @@ bool bb_erase_superblock(Ftl *f, uint32_t sb)
     for (uint32_t p = 0; p < bb->planes; p++) {
         uint64_t i = blk_index(bb, p, f->sb_block[(size_t)sb * bb->planes + p]);
 
-        bb->erase_count[i]++;
-        bb->used_block_erases++;
+        wear_block(bb, i, 1);
         f->stats.block_erases++;
         if (!erase_fails(f, bb->erase_count[i])) {
             continue;
@@ -199,8 +253,7 @@ void bb_age_superblock(Ftl *f, uint32_t sb, uint32_t erases)
         double hazard = ppm * (e1 * e1 * e1 - e0 * e0 * e0) /
                         (3.0 * rated * rated);
 
-        bb->erase_count[i] += erases;
-        bb->used_block_erases += erases;
+        wear_block(bb, i, erases);
         if (rng_unit(&f->rng) >= -expm1(-hazard) || !bb->spares_left[p]) {
             continue;
         }

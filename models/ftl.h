@@ -116,6 +116,14 @@ typedef struct BadBlocks {
     uint64_t grown_bad;
     uint64_t used_blocks;
     uint64_t used_block_erases;       /* sum over blocks in use */
+    /*
+     * Erase counts of the blocks in use: SMART reads them at every log
+     * read, so they are kept up to date instead of found by a walk of
+     * every block.  Derived: rebuilt by bb_scan_wear_range() on load.
+     */
+    uint32_t used_min_erases;
+    uint32_t used_max_erases;
+    uint64_t used_at_min;             /* blocks in use at the minimum */
 } BadBlocks;
 
 enum { BB_SPARE = 0, BB_USED = 1, BB_BAD = 2 };
@@ -300,6 +308,7 @@ void bb_destroy(BadBlocks *bb);
 bool bb_erase_superblock(Ftl *f, uint32_t sb);
 void bb_age_superblock(Ftl *f, uint32_t sb, uint32_t erases);
 uint32_t bb_available_spare_pct(const BadBlocks *bb);
+void bb_scan_wear_range(BadBlocks *bb);
 
 /* Tracking for live migration (ftl_track.c); the marks cost one test
  * while nothing tracks. */

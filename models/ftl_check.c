@@ -261,6 +261,7 @@ static bool check_free_list(const Ftl *f, GString *why)
 static bool check_block_counts(const Ftl *f, GString *why)
 {
     const BadBlocks *bb = &f->bb;
+    BadBlocks walk = *bb;
     uint64_t used = 0, bad = 0, used_erases = 0;
 
     for (uint32_t p = 0; p < bb->planes; p++) {
@@ -287,6 +288,17 @@ static bool check_block_counts(const Ftl *f, GString *why)
         return check_fail(why, "%" PRIu64 " blocks in use with %" PRIu64
                           " erases, counted %" PRIu64 " with %" PRIu64, used,
                           used_erases, bb->used_blocks, bb->used_block_erases);
+    }
+    /* the range kept as blocks wear against one walk of them all */
+    bb_scan_wear_range(&walk);
+    if (used && (walk.used_min_erases != bb->used_min_erases ||
+                 walk.used_at_min != bb->used_at_min ||
+                 walk.used_max_erases != bb->used_max_erases)) {
+        return check_fail(why, "blocks in use have %u-%u erases (%" PRIu64
+                          " at the least), counted %u-%u (%" PRIu64 ")",
+                          walk.used_min_erases, walk.used_max_erases,
+                          walk.used_at_min, bb->used_min_erases,
+                          bb->used_max_erases, bb->used_at_min);
     }
     if (bad != bb->factory_bad + bb->grown_bad) {
         return check_fail(why, "%" PRIu64 " bad blocks, counted %" PRIu64

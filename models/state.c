@@ -352,6 +352,7 @@ bool state_get_counters(H3100Model *m, Stream *s, GString *why)
     if (s->failed) {
         return state_refuse(why, "truncated block tables");
     }
+    bb_scan_wear_range(bb);
     return true;
 }
 

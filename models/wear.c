@@ -69,18 +69,9 @@ void ftl_erase_counts(const Ftl *f, uint32_t *min, uint32_t *max,
                       double *avg)
 {
     const BadBlocks *bb = &f->bb;
-    uint64_t n = (uint64_t)bb->planes * bb->blocks;
-    uint32_t lo = UINT32_MAX, hi = 0;
 
-    for (uint64_t i = 0; i < n; i++) {
-        if (bb->state[i] != BB_USED) {
-            continue;
-        }
-        lo = MIN(lo, bb->erase_count[i]);
-        hi = MAX(hi, bb->erase_count[i]);
-    }
-    *min = lo == UINT32_MAX ? 0 : lo;
-    *max = hi;
+    *min = bb->used_blocks ? bb->used_min_erases : 0;
+    *max = bb->used_blocks ? bb->used_max_erases : 0;
     *avg = bb->used_blocks ? (double)bb->used_block_erases / bb->used_blocks
                            : 0.0;
 }

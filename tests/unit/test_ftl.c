@@ -223,6 +223,8 @@ START_TEST(test_grown_bad_blocks_until_read_only)
         h3100_model_health(m, 0, &h);
         ck_assert_uint_le(h.available_spare_pct, last_spare);
         last_spare = h.available_spare_pct;
+        /* erase-count range kept as blocks go bad (ftl_check) */
+        assert_invariants(m);
     }
     h3100_model_health(m, 0, &h);
     ck_assert_msg(read_only, "never ran out of spares (spare %u%%)",
@@ -234,6 +236,53 @@ START_TEST(test_grown_bad_blocks_until_read_only)
                      H3100_READ_ONLY);
     ck_assert_int_eq(io_at(m, 0, H3100_OP_READ, 0, 4096).status, H3100_OK);
     assert_invariants(m);
+    h3100_model_free(m);
+}
+END_TEST
+
+/*
+ * The erase-count range SMART reports follows blocks that leave use: a
+ * worn-out block at the top, and a retired superblock's blocks at the
+ * bottom of the range.
+ */
+START_TEST(test_erase_range_follows_bad_blocks)
+{
+    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 1);
+    H3100Model *m;
+    BadBlocks *bb;
+    H3100Health h;
+    uint32_t nsb;
+
+    cfg.ftl.factory_bad_ppm = 0;
+    cfg.ftl.rated_pe = 30;
+    cfg.ftl.grown_bad_ppm = 1000000;   /* certain failure past rated */
+    m = h3100_model_new(&cfg, NULL);
+    bb = &m->ftl.bb;
+    nsb = m->ftl.nsb;
+
+    /* superblock 1 wears out until no plane has a spare left */
+    bb_age_superblock(&m->ftl, 1, 1000);
+    h3100_model_health(m, 0, &h);
+    ck_assert_uint_eq(h.erase_max, 0);     /* replaced by fresh spares */
+    for (int i = 0; i < 100 && bb->spares_left[0]; i++) {
+        bb_age_superblock(&m->ftl, 1, 1000);
+    }
+    ck_assert_uint_eq(bb->spares_left[0], 0);
+
+    /* the others age, the last spares of 1 too; superblock 0 the least */
+    for (uint32_t sb = 1; sb < nsb; sb++) {
+        bb_age_superblock(&m->ftl, sb, 1000);
+    }
+    bb_age_superblock(&m->ftl, 0, 100);
+    h3100_model_health(m, 0, &h);
+    ck_assert_uint_eq(h.erase_min, 100);
+    ck_assert_uint_eq(h.erase_max, 1000);
+
+    /* its next erase fails with no spare: it retires, the minimum rises */
+    ck_assert(!bb_erase_superblock(&m->ftl, 0));
+    h3100_model_health(m, 0, &h);
+    ck_assert_uint_eq(h.erase_min, 1000);
+    ck_assert_uint_eq(h.erase_max, 1000);
     h3100_model_free(m);
 }
 END_TEST
@@ -527,6 +576,7 @@ static Suite *ftl_suite(void)
     const TTest *const basic[] = {
         test_invariants_after_millions_of_ops, test_trim_lowers_waf,
         test_factory_bad_blocks, test_grown_bad_blocks_until_read_only,
+        test_erase_range_follows_bad_blocks,
         test_streams_separate_hot_and_cold, NULL,
     };
     const TTest *const waf[] = {
