@@ -164,7 +164,7 @@ device_means() {
     done
 }
 run_one() {  # run_one on|off REP
-    local t=$1 rep=$2 out drv line n v io trace=() of=$reps
+    local t=$1 rep=$2 out drv line n v io trace=() boots=$reps
     if [ "$backend" = null ]; then
         drv="driver=null-co,size=$dbytes,read-zeroes=on,if=none,id=d0"
     else
@@ -173,8 +173,8 @@ run_one() {  # run_one on|off REP
         drv="file=$tmp/d.raw,if=none,id=d0,format=raw"
     fi
     out=$tmp/timing-$t.$rep.out
-    [ "$t" = off ] || { trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log"); of=$reps_on; }
-    say "timing=$t, boot $rep/$of: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
+    [ "$t" = off ] || { trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log"); boots=$reps_on; }
+    say "timing=$t, boot $rep/$boots: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
     if ! "$H3100_PROJECT/scripts/guest-run.sh" --qemu "$qemu" --icount-shift "$shift_n" \
         --smp 1 --append "$append" --no-disk --timeout 600 "$tmp/guest.sh" -- \
         -drive "$drv" \
@@ -188,7 +188,7 @@ run_one() {  # run_one on|off REP
         case $line in
         'RESULT '*)
             read -r _ n v io _ <<<"$line"
-            lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$of" 'BEGIN { printf "%.6f", a + b / r }')
+            lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$boots" 'BEGIN { printf "%.6f", a + b / r }')
             say "  timing=$t $n: mean $v us, $io IOPS"
             ;;
         esac
