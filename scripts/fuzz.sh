@@ -127,6 +127,8 @@ run_device() {
     h3100_log "generic-fuzz, $cfg, ${secs}s (log: $FUZZ_DIR/device-$cfg.log)"
     stamp=$FUZZ_DIR/.start-device-$cfg
     touch "$stamp"
+    # every input that once found a device bug (tests/fuzz/regressions)
+    # runs at the start, in every configuration, and seeds the mutations
     QEMU_FUZZ_ARGS=$(device_args "$cfg") \
     QEMU_FUZZ_OBJECTS="dapustor* msix* pci*" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
@@ -135,7 +137,8 @@ run_device() {
         -dict="$FUZZ_DIR/nvme.dict" \
         -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
         -artifact_prefix="$crashes/" -print_final_stats=1 \
-        "$corpus" "$seeds" >"$FUZZ_DIR/device-$cfg.log" 2>&1
+        "$corpus" "$seeds" tests/fuzz/regressions \
+        >"$FUZZ_DIR/device-$cfg.log" 2>&1
     fuzz_summary "$FUZZ_DIR/device-$cfg.log" "$crashes" "$stamp"
 }
 
