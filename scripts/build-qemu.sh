@@ -26,7 +26,8 @@
 #   H3100_QEMU_LINK       also link this path to the built qemu-system-x86_64
 #   H3100_QEMU_PATCHES    patch files (-p1, blank-separated) applied once to
 #                         the working copy: the fuzz build's harness fixes
-#                         (scripts/fuzz.sh, tests/fuzz/*.patch)
+#                         (scripts/fuzz.sh, tests/fuzz/*.patch); a change to
+#                         one starts a fresh copy and build
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -57,25 +58,26 @@ h3100_check_qemu_src "$PRISTINE"
 QVER=$(cat "$PRISTINE/VERSION")
 h3100_log "QEMU $QVER from $PRISTINE"
 
-# --- 2. working copy + overlay -----------------------------------------------
+# --- 2. working copy, patches, overlay ---------------------------------------
+# The patches' contents are part of the copy's stamp: a patch that changes
+# gets a fresh copy to apply to, not one patched by its old version.
 src_stamp="$PRISTINE $QVER"
+for p in ${H3100_QEMU_PATCHES:-}; do
+    src_stamp+=" $(basename "$p"):$(sha256sum <"$p" | cut -c1-16)"
+done
 if [ "$(cat "$QSRC/.h3100-src-stamp" 2>/dev/null)" != "$src_stamp" ]; then
     h3100_log "copying QEMU source to $QSRC"
     rm -rf "$QSRC" "$QBUILD"
     mkdir -p "$QSRC"
     cp -a "$PRISTINE/." "$QSRC/"
+    for p in ${H3100_QEMU_PATCHES:-}; do
+        h3100_log "applying $(basename "$p") to $QSRC"
+        patch -d "$QSRC" -p1 --forward --quiet <"$p" ||
+            h3100_die "$p does not apply to QEMU $QVER"
+    done
     printf '%s\n' "$src_stamp" >"$QSRC/.h3100-src-stamp"
 fi
-
 h3100_overlay "$QSRC"
-for p in ${H3100_QEMU_PATCHES:-}; do
-    stamp=$QSRC/.h3100-patched-$(basename "$p")
-    [ ! -f "$stamp" ] || continue
-    h3100_log "applying $(basename "$p") to $QSRC"
-    patch -d "$QSRC" -p1 --forward --quiet <"$p" ||
-        h3100_die "$p does not apply to QEMU $QVER"
-    touch "$stamp"
-done
 
 # --- 3. configure (once) and build -------------------------------------------
 CONF=(--target-list=x86_64-softmmu
