@@ -17,26 +17,34 @@ static uint64_t blk_index(const BadBlocks *bb, uint32_t plane, uint32_t blk)
     return (uint64_t)plane * bb->blocks + blk;
 }
 
+static void wear_range_clear(BadBlocks *bb)
+{
+    bb->used_min_erases = UINT32_MAX;
+    bb->used_max_erases = 0;
+    bb->used_at_min = 0;
+}
+
+/* A block with @ec erases joins the range of the blocks in use. */
+static void wear_range_add(BadBlocks *bb, uint32_t ec)
+{
+    if (ec < bb->used_min_erases) {
+        bb->used_min_erases = ec;
+        bb->used_at_min = 0;
+    }
+    bb->used_at_min += ec == bb->used_min_erases;
+    bb->used_max_erases = MAX(bb->used_max_erases, ec);
+}
+
 /* The erase-count range of the blocks in use, by one walk of them all. */
 void bb_scan_wear_range(BadBlocks *bb)
 {
     uint64_t n = (uint64_t)bb->planes * bb->blocks;
 
-    bb->used_min_erases = UINT32_MAX;
-    bb->used_max_erases = 0;
-    bb->used_at_min = 0;
+    wear_range_clear(bb);
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t ec = bb->erase_count[i];
-
-        if (bb->state[i] != BB_USED) {
-            continue;
+        if (bb->state[i] == BB_USED) {
+            wear_range_add(bb, bb->erase_count[i]);
         }
-        if (ec < bb->used_min_erases) {
-            bb->used_min_erases = ec;
-            bb->used_at_min = 0;
-        }
-        bb->used_at_min += ec == bb->used_min_erases;
-        bb->used_max_erases = MAX(bb->used_max_erases, ec);
     }
 }
 
@@ -44,12 +52,10 @@ static void use_block(BadBlocks *bb, uint64_t i)
 {
     uint32_t ec = bb->erase_count[i];
 
-    if (!bb->used_blocks || ec < bb->used_min_erases) {
-        bb->used_min_erases = ec;
-        bb->used_at_min = 0;
+    if (!bb->used_blocks) {
+        wear_range_clear(bb);
     }
-    bb->used_at_min += ec == bb->used_min_erases;
-    bb->used_max_erases = bb->used_blocks ? MAX(bb->used_max_erases, ec) : ec;
+    wear_range_add(bb, ec);
     bb->state[i] = BB_USED;
     bb->used_blocks++;
     bb->used_block_erases += ec;
