@@ -33,7 +33,13 @@ badd='{"execute": "blockdev-add", "arguments": {"driver": "raw", "node-name": "d
 {
     echo "$GUEST_PRELUDE"
     cat <<'GUEST'
-ns() { ls /dev/nvme*n1 2>/dev/null | head -n1; }
+# the namespace's block device (a node fio left behind is not one)
+ns() { for d in /dev/nvme*n1; do [ -b "$d" ] && { echo "$d"; return; }; done; }
+# writes completed on the namespace so far (/sys/block/*/stat field 5)
+writes() {
+    w=$(awk '{ print $5 }' "/sys/block/$(basename "$(ns)")/stat" 2>/dev/null)
+    echo "${w:-0}"
+}
 # wait_for present|absent: up to 90 s for the namespace to come or go
 wait_for() {
     i=0
@@ -65,12 +71,21 @@ pc1=$(cycles power_cycles); us1=$(cycles unsafe_shutdowns)
 [ "$pc1" = $((pc0 + 1)) ] && [ "$us1" = "$us0" ]
 chk $? "idle: one more power cycle ($pc0 -> $pc1), no unsafe shutdown ($us0 -> $us1): state saved on unplug"
 
-fio --name=busy --filename="$(ns)" --ioengine=libaio --direct=1 --rw=randwrite \
-    --bs=4k --iodepth=16 --offset=64M --size=64M --time_based=1 --runtime=300 \
-    >/tmp/fio.out 2>&1 &
+# fio must not create a file where the node was: the drive could leave
+# before fio opens it (a slow host), and the file would hide the drive
+w0=$(writes)
+fio --name=busy --filename="$(ns)" --allow_file_create=0 --ioengine=libaio \
+    --direct=1 --rw=randwrite --bs=4k --iodepth=16 --offset=64M --size=64M \
+    --time_based=1 --runtime=300 >/tmp/fio.out 2>&1 &
 fpid=$!
-sleep 3
-kill -0 $fpid 2>/dev/null; chk $? "busy: fio is writing"
+# unplug only once fio's writes reach the drive (up to 60 s)
+i=0
+while [ "$(writes)" -le "$((w0 + 100))" ] && kill -0 $fpid 2>/dev/null &&
+      [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+kill -0 $fpid 2>/dev/null && [ "$(writes)" -gt "$((w0 + 100))" ]
+chk $? "busy: fio is writing ($(($(writes) - w0)) writes completed)"
 echo "@unplug-busy"
 wait_for absent; chk $? "busy: the drive left the guest during fio"
 i=0
