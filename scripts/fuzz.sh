@@ -15,7 +15,9 @@
 #
 # Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
 # build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
-# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000).  The build
+# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000), FUZZ_HANG_SECS
+# (a device fuzzer idle that long is hung: FUZZ_DIR/hangs.log has its
+# stacks, its input becomes a crash artifact; default 300).  The build
 # patches two races of QEMU's harness with IOThreads (tests/fuzz/*.patch,
 # docs/robustness.md); the IOThread configurations still run in
 # libFuzzer's fork mode and go on after a crash, each crash triaged by
@@ -36,7 +38,7 @@ PAR=()
 [ "$JOBS" -gt 1 ] && PAR=(-jobs="$JOBS" -workers="$JOBS")
 QFUZZ=$FUZZ_DIR/qemu-build/qemu-fuzz-x86_64
 
-usage() { sed -n '2,25p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,27p' "$0"; exit "${1:-0}"; }
 
 build_device_fuzzer() {
     command -v clang >/dev/null || apt-get install -y clang
@@ -67,7 +69,7 @@ state_coverage() {
 # kernel shares the CPU between sessions first, and a niced fuzzer in
 # one session took half the machine from a test run in another.
 run_yielding() {
-    local pid
+    local pid wpid
     setsid "$@" &
     pid=$!
     # its own session (so its own autogroup) once setsid has run
@@ -76,9 +78,44 @@ run_yielding() {
         sleep 0.01
     done
     echo 19 >"/proc/$pid/autogroup" 2>/dev/null || true
-    trap 'kill "$pid" 2>/dev/null' INT TERM
+    watch_hangs "$pid" &
+    wpid=$!
+    trap 'kill "$pid" "$wpid" 2>/dev/null' INT TERM
     wait "$pid" || true
+    kill "$wpid" 2>/dev/null || true
     trap - INT TERM
+}
+
+# A hung input never ends by libFuzzer's -timeout: QEMU's threads block
+# SIGALRM, so a deadlock stalled a campaign with no artifact.  Every
+# FUZZ_HANG_SECS (default 300), a fuzzer of session SID that runs inputs
+# (no child process) and used under 1% of a core since the last look (a
+# deadlocked one still wakes now and then) is hung: its
+# threads' stacks go to FUZZ_DIR/hangs.log, and a SIGSEGV makes libFuzzer
+# write the input as a crash artifact (fork mode then goes on).
+watch_hangs() {
+    local sid=$1 secs=${FUZZ_HANG_SECS:-300} p cpu
+    declare -A seen
+    while sleep "$secs"; do
+        for p in $(pgrep -s "$sid" -f qemu-fuzz-x86_64); do
+            [ -z "$(pgrep -P "$p")" ] || { unset "seen[$p]"; continue; }
+            # utime + stime, in 1/100 s
+            cpu=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) ||
+                continue
+            if [ -n "${seen[$p]:-}" ] && [ $((cpu - seen[$p])) -lt "$secs" ]
+            then
+                { echo "== $(date -u +%FT%TZ) fuzzer $p: under 1% CPU for" \
+                       "${secs}s, hung; its threads:"
+                  if command -v gdb >/dev/null; then
+                      gdb -p "$p" -batch -ex 'thread apply all bt 30' 2>&1 ||
+                          true
+                  fi
+                } >>"$FUZZ_DIR/hangs.log"
+                kill -SEGV "$p" 2>/dev/null || true
+            fi
+            seen[$p]=$cpu
+        done
+    done
 }
 
 # -device options of each configuration; a 256 MiB namespace on null-co
