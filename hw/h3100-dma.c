@@ -16,6 +16,14 @@
  * owns it, so DMA can never reach the device's own BAR0 (a controller
  * reset from inside queue processing) nor another device, and a Read
  * into ROM fails instead of being dropped by a bounce buffer.
+ *
+ * The check and the access are two lookups, and the main loop may change
+ * the memory map between them (the guest clears Bus Master Enable, a
+ * reset): the device's own accesses also carry H3100_DMA_ATTRS, so the
+ * memory core refuses anything but RAM in the lookup that does the
+ * access.  Without it an IOThread would dispatch to MMIO, which takes the
+ * BQL, while the vCPU or main loop holding the BQL waits for that IOThread
+ * (a controller reset): a deadlock the fuzzer found (docs/robustness.md).
  */
 
 #include "qemu/osdep.h"
@@ -62,7 +70,8 @@ MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                         addr, len);
         return MEMTX_ACCESS_ERROR;
     }
-    return pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+    return pci_dma_rw(PCI_DEVICE(s), addr, buf, len, DMA_DIRECTION_TO_DEVICE,
+                      H3100_DMA_ATTRS);
 }
 
 MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
@@ -73,7 +82,8 @@ MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
                         "guest RAM", addr, len);
         return MEMTX_ACCESS_ERROR;
     }
-    return pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+    return pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len,
+                      DMA_DIRECTION_FROM_DEVICE, H3100_DMA_ATTRS);
 }
 
 MemTxResult h3100_dma_ld32(H3100State *s, uint64_t addr, uint32_t *val)
@@ -389,8 +399,7 @@ uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
     if (status) {
         return status;
     }
-    if (dma_buf_read((void *)buf, len, NULL, &req->qsg,
-                     MEMTXATTRS_UNSPECIFIED)) {
+    if (dma_buf_read((void *)buf, len, NULL, &req->qsg, H3100_DMA_ATTRS)) {
         trace_h3100_err_dma("data to host", 0);
         return NVME_DATA_TRAS_ERROR;
     }
@@ -405,7 +414,7 @@ uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
     if (status) {
         return status;
     }
-    if (dma_buf_write(buf, len, NULL, &req->qsg, MEMTXATTRS_UNSPECIFIED)) {
+    if (dma_buf_write(buf, len, NULL, &req->qsg, H3100_DMA_ATTRS)) {
         trace_h3100_err_dma("data from host", 0);
         return NVME_DATA_TRAS_ERROR;
     }

@@ -632,8 +632,7 @@ static void h3100_compare_done(H3100Req *req, int ret)
         return;
     }
     host = g_malloc(req->bytes);
-    if (dma_buf_write(host, req->bytes, NULL, &req->qsg,
-                      MEMTXATTRS_UNSPECIFIED)) {
+    if (dma_buf_write(host, req->bytes, NULL, &req->qsg, H3100_DMA_ATTRS)) {
         req->status = NVME_DATA_TRAS_ERROR;
     } else if (memcmp(host, req->buf, req->bytes)) {
         req->status = NVME_CMP_FAILURE;

@@ -738,6 +738,8 @@ void h3100_due_reset(H3100State *s);
 
 /* h3100-dma.c: every guest address is checked to be RAM before use */
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
+/* The device's own DMA reaches RAM only, whatever the map: h3100-dma.c */
+#define H3100_DMA_ATTRS ((MemTxAttrs) { .memory = 1 })
 MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len);
 MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
