@@ -16,8 +16,8 @@
 # Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
 # build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
 # FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000), FUZZ_HANG_SECS
-# (a device fuzzer idle that long is hung: FUZZ_DIR/hangs.log has its
-# stacks, its input becomes a crash artifact; default 300).  The build
+# (a device fuzzer under 1% of a core that long is hung: FUZZ_DIR/hangs.log
+# has its stacks, its input becomes a crash artifact; default 300).  The build
 # patches two races of QEMU's harness with IOThreads (tests/fuzz/*.patch,
 # docs/robustness.md); the IOThread configurations still run in
 # libFuzzer's fork mode and go on after a crash, each crash triaged by
