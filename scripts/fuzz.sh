@@ -15,7 +15,9 @@
 #
 # Options via the environment: FUZZ_DIR (default build-fuzz: QEMU's fuzz
 # build, corpora, crashes, logs), FUZZ_JOBS (libFuzzer -jobs, default 1),
-# FUZZ_FLAGS (more libFuzzer flags, e.g. -runs=10000000), FUZZ_HANG_SECS
+# FUZZ_RUNS (stop a target after that many executions, the IOThread
+# configurations' fork mode too, which ignores -runs), FUZZ_FLAGS (more
+# libFuzzer flags, e.g. -seed=3), FUZZ_HANG_SECS
 # (a device fuzzer under 1% of a core that long is hung: FUZZ_DIR/hangs.log
 # has its stacks, its input becomes a crash artifact; default 300).  The build
 # patches two races of QEMU's harness with IOThreads (tests/fuzz/*.patch,
@@ -38,7 +40,7 @@ PAR=()
 [ "$JOBS" -gt 1 ] && PAR=(-jobs="$JOBS" -workers="$JOBS")
 QFUZZ=$FUZZ_DIR/qemu-build/qemu-fuzz-x86_64
 
-usage() { sed -n '2,27p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,29p' "$0"; exit "${1:-0}"; }
 
 build_device_fuzzer() {
     command -v clang >/dev/null || apt-get install -y clang
@@ -69,7 +71,7 @@ state_coverage() {
 # kernel shares the CPU between sessions first, and a niced fuzzer in
 # one session took half the machine from a test run in another.
 run_yielding() {
-    local pid wpid
+    local pid wpid spid
     setsid "$@" &
     pid=$!
     # its own session (so its own autogroup) once setsid has run
@@ -80,9 +82,14 @@ run_yielding() {
     echo 19 >"/proc/$pid/autogroup" 2>/dev/null || true
     watch_hangs "$pid" &
     wpid=$!
-    trap 'kill "$pid" "$wpid" 2>/dev/null' INT TERM
+    spid=
+    if [ -n "${STOP_LOG:-}" ]; then
+        stop_at_runs "$pid" "$STOP_LOG" &
+        spid=$!
+    fi
+    trap 'kill "$pid" "$wpid" $spid 2>/dev/null' INT TERM
     wait "$pid" || true
-    kill "$wpid" 2>/dev/null || true
+    kill "$wpid" $spid 2>/dev/null || true
     trap - INT TERM
 }
 
@@ -115,6 +122,19 @@ watch_hangs() {
             fi
             seen[$p]=$cpu
         done
+    done
+}
+
+# libFuzzer's fork mode ignores -runs: stop session SID's fuzzers once
+# the last status line of LOG counts FUZZ_RUNS executions
+stop_at_runs() {
+    local sid=$1 log=$2 n
+    while sleep 10; do
+        n=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)
+        if [ "${n:-0}" -ge "$FUZZ_RUNS" ]; then
+            kill -TERM -- "-$sid" 2>/dev/null || true
+            return
+        fi
     done
 }
 
@@ -152,8 +172,11 @@ run_device() {
     # removed the seeds that one was loading, and libFuzzer exited)
     rm -rf "$seeds"
     tests/fuzz/device_seeds.py "$seeds"
+    local stop_log=
     case $cfg in
-    iothread*) flags=(-fork=1 -ignore_crashes=1) ;;
+    iothread*) flags=(-fork=1 -ignore_crashes=1)
+        [ -z "${FUZZ_RUNS:-}" ] || stop_log=$FUZZ_DIR/device-$cfg.log ;;
+    *) [ -z "${FUZZ_RUNS:-}" ] || flags=(-runs="$FUZZ_RUNS") ;;
     esac
     # shellcheck disable=SC2206
     flags+=(${FUZZ_FLAGS:-})
@@ -170,6 +193,7 @@ run_device() {
     QEMU_FUZZ_OBJECTS="dapustor* msix* pci*" \
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    STOP_LOG=$stop_log \
         run_yielding "$QFUZZ" --fuzz-target=generic-fuzz \
         -dict="$FUZZ_DIR/nvme.dict" \
         -max_total_time="$secs" "${PAR[@]}" "${flags[@]}" \
@@ -189,8 +213,9 @@ run_libfuzzer() {
     [ -x "$bin" ] || h3100_die "no $bin: run '$0 build' first"
     mkdir -p "$corpus" "$crashes"
     local flags=()
+    [ -z "${FUZZ_RUNS:-}" ] || flags=(-runs="$FUZZ_RUNS")
     # shellcheck disable=SC2206
-    flags=(${FUZZ_FLAGS:-})
+    flags+=(${FUZZ_FLAGS:-})
     h3100_log "$what, ${secs}s (log: $FUZZ_DIR/$name.log)"
     stamp=$FUZZ_DIR/.start-$name
     touch "$stamp"
