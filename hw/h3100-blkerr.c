@@ -82,8 +82,7 @@ static void h3100_blk_resubmit(H3100Req *req)
     trace_h3100_blk_retry(req->sq->sqid, le16_to_cpu(req->cmd.cid));
     switch (req->cmd.opcode) {
     case NVME_CMD_READ:
-        req->aiocb = dma_blk_read(s->blk, &req->qsg, req->offset,
-                                  BDRV_SECTOR_SIZE, h3100_rw_cb, req);
+        h3100_read_send(s, req);
         break;
     case NVME_CMD_WRITE:
     case NVME_CMD_WRITE_ZEROES:

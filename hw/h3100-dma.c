@@ -6,7 +6,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * A command's data pointer becomes a QEMUSGList of guest addresses, used
- * by dma_blk_read/dma_blk_write or copied with dma_buf_read/dma_buf_write.
+ * by the block requests of h3100_blk_dma() or copied with dma_buf_read and
+ * dma_buf_write.
  * Admin commands take PRPs only; I/O commands PRPs or SGLs (Data Block,
  * Segment and Last Segment descriptors).
  *
@@ -24,6 +25,10 @@
  * access.  Without it an IOThread would dispatch to MMIO, which takes the
  * BQL, while the vCPU or main loop holding the BQL waits for that IOThread
  * (a controller reset): a deadlock the fuzzer found (docs/robustness.md).
+ * The attributes do not keep a write off ROM, so the device writes
+ * through a mapping that must be RAM (h3100_ram_write()), and its block
+ * requests, which may start long after the check, map the data the same
+ * way (h3100-blkdma.c).
  */
 
 #include "qemu/osdep.h"
@@ -62,6 +67,51 @@ bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write)
     return true;
 }
 
+/* a mapping of RAM, not a bounce buffer standing in for something else */
+bool h3100_mapped_ram(void *mem)
+{
+    ram_addr_t offset;
+
+    return memory_region_from_host(mem, &offset) != NULL;
+}
+
+/*
+ * Write guest RAM through a mapping.  H3100_DMA_ATTRS keeps reads off
+ * MMIO, but the memory core lets a write to ROM (RAM, read-only: the
+ * chipset's PAM can put pc.rom where RAM was, under a command) through as
+ * MMIO, which takes the BQL: a mapping that is not RAM is dropped
+ * unwritten instead.
+ */
+static MemTxResult h3100_ram_write(AddressSpace *as, uint64_t addr,
+                                   const void *buf, uint64_t len)
+{
+    const uint8_t *p = buf;
+
+    dma_barrier(as, DMA_DIRECTION_FROM_DEVICE);
+    while (len) {
+        dma_addr_t l = len;
+        void *mem = dma_memory_map(as, addr, &l, DMA_DIRECTION_FROM_DEVICE,
+                                   H3100_DMA_ATTRS);
+        bool ram;
+
+        if (!mem) {
+            return MEMTX_ACCESS_ERROR;
+        }
+        ram = h3100_mapped_ram(mem);
+        if (ram) {
+            memcpy(mem, p, l);
+        }
+        dma_memory_unmap(as, mem, l, DMA_DIRECTION_FROM_DEVICE, ram ? l : 0);
+        if (!ram) {
+            return MEMTX_ACCESS_ERROR;
+        }
+        addr += l;
+        p += l;
+        len -= l;
+    }
+    return MEMTX_OK;
+}
+
 MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len)
 {
@@ -82,8 +132,8 @@ MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
                         "guest RAM", addr, len);
         return MEMTX_ACCESS_ERROR;
     }
-    return pci_dma_rw(PCI_DEVICE(s), addr, (void *)buf, len,
-                      DMA_DIRECTION_FROM_DEVICE, H3100_DMA_ATTRS);
+    return h3100_ram_write(pci_get_address_space(PCI_DEVICE(s)), addr, buf,
+                           len);
 }
 
 MemTxResult h3100_dma_ld32(H3100State *s, uint64_t addr, uint32_t *val)
@@ -395,13 +445,22 @@ uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
                            uint64_t len)
 {
     uint16_t status = h3100_map_dptr(s, req, len, DMA_DIRECTION_FROM_DEVICE);
+    QEMUSGList *qsg = &req->qsg;
+    const uint8_t *p = buf;
 
     if (status) {
         return status;
     }
-    if (dma_buf_read((void *)buf, len, NULL, &req->qsg, H3100_DMA_ATTRS)) {
-        trace_h3100_err_dma("data to host", 0);
-        return NVME_DATA_TRAS_ERROR;
+    len = MIN(len, qsg->size);
+    for (int i = 0; i < qsg->nsg && len; i++) {
+        uint64_t l = MIN(len, qsg->sg[i].len);
+
+        if (h3100_ram_write(qsg->as, qsg->sg[i].base, p, l)) {
+            trace_h3100_err_dma("data to host", qsg->sg[i].base);
+            return NVME_DATA_TRAS_ERROR;
+        }
+        p += l;
+        len -= l;
     }
     return NVME_SUCCESS;
 }

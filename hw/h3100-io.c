@@ -295,7 +295,15 @@ static void h3100_rw_done(H3100Req *req, int ret)
 {
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
     req->aiocb = NULL;
-    if (ret < 0 && h3100_blk_failed(req, ret)) {
+    if (ret == -EFAULT) {
+        /*
+         * h3100_blk_dma(): the data's memory stopped being guest RAM
+         * after the command was parsed.  The guest's doing, not the
+         * host's: no werror policy (a backend never returns it, its
+         * buffers are the device's).
+         */
+        req->status = h3100_blk_status(req, ret, NVME_DATA_TRAS_ERROR);
+    } else if (ret < 0 && h3100_blk_failed(req, ret)) {
         return;                         /* kept: sent again on `cont` */
     }
     h3100_vcache_landed(req);
@@ -351,18 +359,15 @@ static uint16_t h3100_read(H3100State *s, H3100Req *req)
         s->media_errors++;
         return NVME_UNRECOVERED_READ;
     }
-    req->aiocb = dma_blk_read(s->blk, &req->qsg, req->offset,
-                              BDRV_SECTOR_SIZE, h3100_rw_cb, req);
+    h3100_read_send(s, req);
     return NVME_NO_COMPLETE;
 }
 
-static BlockAIOCB *h3100_pwritev_fua(int64_t offset, QEMUIOVector *iov,
-                                     BlockCompletionFunc *cb,
-                                     void *cb_opaque, void *opaque)
+/* Send a Read's block I/O (again, after rerror=stop). */
+void h3100_read_send(H3100State *s, H3100Req *req)
 {
-    H3100State *s = opaque;
-
-    return blk_aio_pwritev(s->blk, offset, iov, BDRV_REQ_FUA, cb, cb_opaque);
+    req->aiocb = h3100_blk_dma(s, &req->qsg, req->offset,
+                               DMA_DIRECTION_FROM_DEVICE, 0, h3100_rw_cb, req);
 }
 
 /*
@@ -381,14 +386,10 @@ void h3100_write_send(H3100State *s, H3100Req *req)
     if (req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
         h3100_unmap(s, req, req->offset, req->bytes, h3100_fua_flags(s, req),
                     h3100_rw_cb, req);
-    } else if (h3100_fua_flags(s, req)) {
-        req->aiocb = dma_blk_io(&req->qsg, req->offset, BDRV_SECTOR_SIZE,
-                                h3100_pwritev_fua, s, h3100_rw_cb, req,
-                                DMA_DIRECTION_TO_DEVICE);
     } else {
-        /* the backend writes through, or the user let it cache */
-        req->aiocb = dma_blk_write(s->blk, &req->qsg, req->offset,
-                                   BDRV_SECTOR_SIZE, h3100_rw_cb, req);
+        req->aiocb = h3100_blk_dma(s, &req->qsg, req->offset,
+                                   DMA_DIRECTION_TO_DEVICE,
+                                   h3100_fua_flags(s, req), h3100_rw_cb, req);
     }
 }
 

@@ -16,8 +16,8 @@
  * controller's).  The group is fixed by the qid, so a doorbell is routed
  * without looking at anything the guest may change meanwhile.  The SQ's
  * bottom half and its commands' block requests live in the group's
- * context: a DMA request must be cancelled, and is called back, in the
- * context it was submitted in (dma-helpers.c).  Whatever another thread
+ * context: a block request must be cancelled, and is called back, in the
+ * context it was submitted in (h3100-blkdma.c).  Whatever another thread
  * finds a group owes (a deleted queue's requests to cancel, commands a
  * stopped VM kept back) it hands over with the group's bottom half.
  */

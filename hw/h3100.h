@@ -740,6 +740,7 @@ void h3100_due_reset(H3100State *s);
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
 /* The device's own DMA reaches RAM only, whatever the map: h3100-dma.c */
 #define H3100_DMA_ATTRS ((MemTxAttrs) { .memory = 1 })
+bool h3100_mapped_ram(void *mem);
 MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len);
 MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
@@ -753,6 +754,11 @@ uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
 uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
                              uint64_t len);
 void h3100_req_unmap(H3100Req *req);
+
+/* h3100-blkdma.c: dma_blk_io() that maps RAM only, -EFAULT otherwise */
+BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
+                          DMADirection dir, BdrvRequestFlags flags,
+                          BlockCompletionFunc *cb, void *opaque);
 
 /*
  * A command set: one entry per opcode (h3100-admin.c, h3100-io.c), read
@@ -938,6 +944,7 @@ void h3100_rw_cb(void *opaque, int ret);
 void h3100_dsm_cb(void *opaque, int ret);
 bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges);
 void h3100_compare_cb(void *opaque, int ret);
+void h3100_read_send(H3100State *s, H3100Req *req);
 void h3100_write_send(H3100State *s, H3100Req *req);
 bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);

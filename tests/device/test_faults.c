@@ -211,6 +211,60 @@ START_TEST(test_reset_while_stopped)
 }
 END_TEST
 
+/*
+ * A command's memory stops being writable RAM while it waits for its
+ * block request, here the retry after rerror=stop (also: a write waiting
+ * for the volatile cache's read, a VM stop): the request maps guest RAM
+ * only (hw/h3100-blkdma.c), so the Read ends with a Data Transfer Error
+ * instead of being bounced into what took the memory's place.  The memory
+ * is the chipset's 0xd0000 segment, which PAM turns from RAM back to the
+ * PCI bus, where the read-only pc.rom answers.  (PAM's read-only setting
+ * is no test: QEMU makes it a read-only alias of the RAM, which DMA writes
+ * straight through.)
+ */
+#define FA_PAM_SEG      0xd0000u
+#define MCH_PAM0        0x90        /* 0x93's low nibble: 0xd0000-0xd3fff */
+
+static void fa_pam_seg(Dev *d, uint32_t attr)   /* 3 RAM, 0 PCI */
+{
+    uint32_t v = qt_pci_cfg_readl(d->qt, 0, MCH_PAM0);
+
+    qt_pci_cfg_writel(d->qt, 0, MCH_PAM0, (v & ~(0xfu << 24)) | attr << 24);
+}
+
+START_TEST(test_read_into_memory_turned_rom)
+{
+    uint8_t buf[FA_BS];
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+    uint16_t cid;
+    Dev *d;
+
+    fa_iothread = _i;
+    d = fa_open("event=read_aio,errno=5,sector=4096,once=on", ",rerror=stop");
+    fa_pam_seg(d, 3);
+    nh_sqe_init(&sqe, 0x02, 1);
+    nh_set_prps(d->h, &sqe, FA_PAM_SEG, FA_BS);
+    sqe.cdw10 = FA_LBA;
+    sqe.cdw12 = FA_BS / 512 - 1;
+    cid = nh_submit(d->h, d->q, &sqe);
+    ck_assert_msg(fa_wait_runstate(d, "io-error"),
+                  "the VM did not stop on the read error");
+    fa_pam_seg(d, 0);
+    qt_qmp_ok(d->qt, "{\"execute\": \"cont\"}");
+    ck_assert(fa_wait_runstate(d, "running"));
+    ck_assert_msg(nh_wait_cid(d->h, d->q, cid, &cqe, 1000 * 1000 * 1000),
+                  "no completion after cont");
+    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR,
+              "the read, sent again into what is not RAM any more");
+    ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 0);
+    fa_pam_seg(d, 3);
+    ck_status(nh_read(d->h, d->q, FA_LBA, buf, FA_BS), 0, "read into RAM");
+    fa_close(d);
+    fa_iothread = false;
+}
+END_TEST
+
 /* ---- the host's disk: deallocation must not allocate ---------------- */
 
 static uint64_t fa_allocated(const char *path)
@@ -362,6 +416,7 @@ int main(void)
     /* _i: 0 in the main loop, 1 in an IOThread */
     tcase_add_loop_test(tc, test_enospc_stops_then_cont_retries, 0, 2);
     tcase_add_loop_test(tc, test_reset_while_stopped, 0, 2);
+    tcase_add_loop_test(tc, test_read_into_memory_turned_rom, 0, 2);
     tcase_add_loop_test(tc, test_reset_during_format, 0, 4);
     /* _i: Format, DSM, Write Zeroes, Sanitize */
     tcase_add_loop_test(tc, test_deallocation_keeps_image_sparse, 0, 4);

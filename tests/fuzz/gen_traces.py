@@ -13,7 +13,8 @@ descriptors, pointers at the device's own BAR or beyond RAM), and the
 admin set, Streams, namespace management and the telemetry logs are
 driven too.  The chaos traces are seeded random mixes of all of it with
 the events a driver must survive: Delete SQ and CQ with I/O in flight,
-Abort, controller and subsystem resets, shutdowns and power cuts.
+Abort, controller and subsystem resets, shutdowns and power cuts; the
+memory-map trace takes the memory from under commands in flight.
 
 tests/fuzz/replay.c runs each trace on a fresh QEMU (the README's test
 command, under ASan and UBSan: scripts/lib/cc-instrument.sh); a line
@@ -473,6 +474,74 @@ def trace_dbbuf(rng):
     return [t]
 
 
+# The chipset's PAM3 register (q35 MCH config 0x93) maps 0xd0000-0xd7fff:
+# 3 RAM, 0 the PCI bus, where the read-only pc.rom answers (1, read-only,
+# is an alias of the RAM that DMA writes through: tests/device/test_faults.c)
+PAM_SEG = 0xD0000
+MCH_PAM0 = 0x90
+
+
+def trace_memory_map(rng):
+    """The memory under commands in flight stops being RAM: PAM gives the
+    0xd0000 segment back to the PCI bus under reads, writes and a CQ, the VM
+    stops and runs again around the flips (the device holds its writes),
+    Bus Master Enable goes off with I/O in flight, then a reset."""
+    t = Trace("memory-map", configs=CONFIGS)
+
+    def pam(attr):
+        t.lines.append(f"outl 0xcf8 {0x80000000 | MCH_PAM0:#x}")
+        t.lines.append(f"outl 0xcfc {(attr | attr << 4) << 24:#x}")
+
+    def up():
+        pam(3)
+        t.cfg_writel(0x04, 0x0006)
+        t.enable()
+        t.admin(ADMIN["set_features"], cdw10=0x07, cdw11=(2 << 16) | 2)
+        t.admin(ADMIN["set_features"], cdw10=0x06, cdw11=1)  # write cache
+        t.create_pair(1)
+        # pair 2 completes into the segment
+        t.admin(ADMIN["create_cq"], prp1=PAM_SEG + 0x4000,
+                cdw10=(15 << 16) | 2, cdw11=1)
+        t.admin(ADMIN["create_sq"], prp1=SQ_BASE + 2 * 0x10000,
+                cdw10=(15 << 16) | 2, cdw11=(2 << 16) | 1)
+        t.sq_tail[2], t.sq_size[2] = 0, 16
+        t.cq_head[2], t.cq_size[2] = 0, 16
+
+    up()
+    for step in range(60):
+        r = rng.random()
+        if r < 0.55:
+            qid = rng.choice((1, 2))
+            batch = rng.randrange(1, 4)
+            for i in range(batch):
+                off = rng.randrange(0, 4) * PAGE
+                nbytes = rng.choice((512, 4096, 8192))
+                prp2 = PAM_SEG + (off + PAGE) % 0x4000
+                entry = sqe(IO[rng.choice(("write", "read", "compare"))],
+                            t.next_cid(), 1, PAM_SEG + off,
+                            prp2 if nbytes > PAGE else 0,
+                            rng.randrange(0, NS_LBAS - 16), 0,
+                            nbytes // 512 - 1)
+                t.submit(qid, entry, ring=(i == batch - 1))
+            if rng.random() < 0.5:
+                pam(0)
+            if rng.random() < 0.5:
+                t.reap(qid, batch, ns=rng.choice((1000, MS)))
+        elif r < 0.70:
+            t.qmp('{"execute": "stop"}')
+            pam(rng.choice((0, 3)))
+            t.qmp('{"execute": "cont"}')
+            t.step(MS)
+        elif r < 0.85:
+            pam(rng.choice((0, 3)))
+            t.step(rng.choice((0, MS)))
+        else:
+            t.cfg_writel(0x04, 0x0002)           # bus mastering off
+            t.disable()
+            up()
+    return [t]
+
+
 # -- chaos: seeded mixes with the events a driver must survive --
 CONFIGS = ("main", "notiming", "iothread", "iothread2")
 
@@ -549,7 +618,8 @@ def main():
     traces = (trace_io_matrix(rng) + trace_admin(rng) +
               trace_namespaces(rng) + trace_streams(rng) +
               trace_telemetry(rng) + trace_dbbuf(rng) +
-              [chaos(i, rng) for i in range(args.chaos)])
+              [chaos(i, rng) for i in range(args.chaos)] +
+              trace_memory_map(rng))
     os.makedirs(args.dir, exist_ok=True)
     for t in traces:
         with open(os.path.join(args.dir, t.name + ".qtest"), "w") as f:

@@ -1,0 +1,157 @@
+/*
+ * DapuStor H3100 NVMe SSD: block I/O straight to and from guest memory
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * What dma_blk_io() does, with the device's mapping attributes.  A
+ * command's data pointers are checked to be guest RAM when it is parsed
+ * (h3100_guest_ram()), but its block request may start much later: once
+ * the volatile cache has read what a write overwrites, when the VM runs
+ * again, on a retry after werror=stop.  If the memory map changed in
+ * between (the guest cleared Bus Master Enable), dma_blk_io()'s mapping,
+ * which takes no attributes, bounces the data through MMIO: in an
+ * IOThread that takes the BQL, while a controller reset holding the BQL
+ * waits for that IOThread, a deadlock (docs/robustness.md).  Here every
+ * piece is mapped with H3100_DMA_ATTRS and must map straight to RAM;
+ * anything else ends the request with -EFAULT, a Data Transfer Error for
+ * the caller, before any byte moves and without waiting for a bounce
+ * buffer.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/memalign.h"
+#include "system/cpu-timers.h"
+#include "h3100.h"
+#include "trace.h"
+
+typedef struct H3100BlkDma {
+    AddressSpace *as;
+    DMADirection dir;
+    QEMUIOVector iov;           /* the guest memory, mapped */
+    void *bounce;               /* an overlapping read lands here first */
+    QEMUIOVector bounce_iov;
+    BlockCompletionFunc *cb;
+    void *opaque;
+} H3100BlkDma;
+
+/* @done: bytes may have moved (dirty pages for migration) */
+static void h3100_blk_dma_unmap(H3100BlkDma *d, bool done)
+{
+    for (int i = 0; i < d->iov.niov; i++) {
+        struct iovec *v = &d->iov.iov[i];
+
+        dma_memory_unmap(d->as, v->iov_base, v->iov_len, d->dir,
+                         done ? v->iov_len : 0);
+    }
+    qemu_iovec_destroy(&d->iov);
+}
+
+static bool h3100_blk_dma_map(H3100BlkDma *d, QEMUSGList *qsg)
+{
+    for (int i = 0; i < qsg->nsg; i++) {
+        dma_addr_t addr = qsg->sg[i].base;
+        dma_addr_t left = qsg->sg[i].len;
+
+        while (left) {
+            dma_addr_t len = left;
+            void *mem = dma_memory_map(d->as, addr, &len, d->dir,
+                                       H3100_DMA_ATTRS);
+
+            if (!mem) {
+                trace_h3100_err_dma("data map", addr);
+                return false;
+            }
+            qemu_iovec_add(&d->iov, mem, len);  /* unmapped on failure */
+            if (!h3100_mapped_ram(mem)) {
+                trace_h3100_err_dma("data not RAM", addr);
+                return false;
+            }
+            addr += len;
+            left -= len;
+        }
+    }
+    return true;
+}
+
+static int h3100_iov_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct iovec *)a)->iov_base;
+    uintptr_t y = (uintptr_t)((const struct iovec *)b)->iov_base;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Pieces of a read that overlap get whichever bytes the host wrote last:
+ * under -icount the guest must see the same every run, so such a read
+ * lands in a buffer and is copied out in the list's order (dma_blk_io()
+ * splits the list instead).  Sorted, not compared pairwise: a list has up
+ * to H3100_SGL_MAX_DESCS pieces.
+ */
+static bool h3100_iov_overlaps(QEMUIOVector *iov)
+{
+    g_autofree struct iovec *v = g_memdup2(iov->iov,
+                                           iov->niov * sizeof(*v));
+
+    qsort(v, iov->niov, sizeof(*v), h3100_iov_cmp);
+    for (int i = 1; i < iov->niov; i++) {
+        if ((uintptr_t)v[i - 1].iov_base + v[i - 1].iov_len >
+            (uintptr_t)v[i].iov_base) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void h3100_blk_dma_cb(void *opaque, int ret)
+{
+    H3100BlkDma *d = opaque;
+
+    if (d->bounce) {
+        if (!ret) {
+            qemu_iovec_from_buf(&d->iov, 0, d->bounce, d->iov.size);
+        }
+        qemu_iovec_destroy(&d->bounce_iov);
+        qemu_vfree(d->bounce);
+    }
+    h3100_blk_dma_unmap(d, true);
+    d->cb(d->opaque, ret);
+    g_free(d);
+}
+
+/*
+ * Read (@dir DMA_DIRECTION_FROM_DEVICE) or write @qsg's guest memory
+ * from or to the backend at @offset; @cb gets the result in the calling
+ * context, -EFAULT if a piece was not guest RAM any more.
+ */
+BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
+                          DMADirection dir, BdrvRequestFlags flags,
+                          BlockCompletionFunc *cb, void *opaque)
+{
+    H3100BlkDma *d = g_new0(H3100BlkDma, 1);
+
+    d->as = qsg->as;
+    d->dir = dir;
+    d->cb = cb;
+    d->opaque = opaque;
+    qemu_iovec_init(&d->iov, qsg->nsg);
+    if (!h3100_blk_dma_map(d, qsg)) {
+        h3100_blk_dma_unmap(d, false);
+        g_free(d);
+        return blk_abort_aio_request(s->blk, cb, opaque, -EFAULT);
+    }
+    if (dir == DMA_DIRECTION_TO_DEVICE) {
+        return blk_aio_pwritev(s->blk, offset, &d->iov, flags,
+                               h3100_blk_dma_cb, d);
+    }
+    if (icount_enabled() && h3100_iov_overlaps(&d->iov)) {
+        d->bounce = blk_blockalign(s->blk, d->iov.size);
+        qemu_iovec_init_buf(&d->bounce_iov, d->bounce, d->iov.size);
+        return blk_aio_preadv(s->blk, offset, &d->bounce_iov, flags,
+                              h3100_blk_dma_cb, d);
+    }
+    return blk_aio_preadv(s->blk, offset, &d->iov, flags,
+                          h3100_blk_dma_cb, d);
+}
