@@ -507,38 +507,61 @@ def trace_memory_map(rng):
         t.sq_tail[2], t.sq_size[2] = 0, 16
         t.cq_head[2], t.cq_size[2] = 0, 16
 
+    def io_batch(qid):
+        batch = rng.randrange(1, 4)
+        for i in range(batch):
+            off = rng.randrange(0, 4) * PAGE
+            nbytes = rng.choice((512, 4096, 8192))
+            prp2 = PAM_SEG + (off + PAGE) % 0x4000
+            entry = sqe(IO[rng.choice(("write", "write", "read", "compare"))],
+                        t.next_cid(), 1, PAM_SEG + off,
+                        prp2 if nbytes > PAGE else 0,
+                        rng.randrange(0, NS_LBAS - 16), 0, nbytes // 512 - 1)
+            t.submit(qid, entry, ring=(i == batch - 1))
+        return batch
+
     up()
-    for step in range(60):
+    for step in range(80):
         r = rng.random()
-        if r < 0.55:
-            qid = rng.choice((1, 2))
-            batch = rng.randrange(1, 4)
-            for i in range(batch):
-                off = rng.randrange(0, 4) * PAGE
-                nbytes = rng.choice((512, 4096, 8192))
-                prp2 = PAM_SEG + (off + PAGE) % 0x4000
-                entry = sqe(IO[rng.choice(("write", "read", "compare"))],
-                            t.next_cid(), 1, PAM_SEG + off,
-                            prp2 if nbytes > PAGE else 0,
-                            rng.randrange(0, NS_LBAS - 16), 0,
-                            nbytes // 512 - 1)
-                t.submit(qid, entry, ring=(i == batch - 1))
-            if rng.random() < 0.5:
+        if r < 0.50:
+            # the segment leaves under the commands, comes back after
+            n = io_batch(1)
+            if rng.random() < 0.7:
                 pam(0)
-            if rng.random() < 0.5:
-                t.reap(qid, batch, ns=rng.choice((1000, MS)))
+            t.reap(1, n, ns=rng.choice((1000, MS)))
+            pam(3)
         elif r < 0.70:
+            # writes held while the VM is stopped (the cache's read first),
+            # their memory given to pc.rom (it reads) or bus mastering off
+            n = io_batch(1)
             t.qmp('{"execute": "stop"}')
-            pam(rng.choice((0, 3)))
+            bme_off = rng.random() < 0.5
+            if bme_off:
+                t.cfg_writel(0x04, 0x0002)
+            else:
+                pam(0)
             t.qmp('{"execute": "cont"}')
+            t.reap(1, n)
+            pam(3)
+            if bme_off:
+                t.disable()
+                up()
+        elif r < 0.80:
+            # a completion into the segment gone: Controller Fatal Status
+            io_batch(2)
+            pam(0)
             t.step(MS)
-        elif r < 0.85:
-            pam(rng.choice((0, 3)))
-            t.step(rng.choice((0, MS)))
-        else:
-            t.cfg_writel(0x04, 0x0002)           # bus mastering off
             t.disable()
             up()
+        elif r < 0.90:
+            t.cfg_writel(0x04, 0x0002)           # bus mastering off
+            io_batch(1)
+            t.disable()
+            up()
+        else:
+            pam(rng.choice((0, 3)))
+            t.step(rng.choice((0, MS)))
+            pam(3)
     return [t]
 
 
