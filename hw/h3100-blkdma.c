@@ -22,7 +22,6 @@
 
 #include "qemu/osdep.h"
 #include "qemu/memalign.h"
-#include "system/cpu-timers.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -84,11 +83,11 @@ static int h3100_iov_cmp(const void *a, const void *b)
 }
 
 /*
- * Pieces of a read that overlap get whichever bytes the host wrote last:
- * under -icount the guest must see the same every run, so such a read
- * lands in a buffer and is copied out in the list's order (dma_blk_io()
- * splits the list instead).  Sorted, not compared pairwise: a list has up
- * to H3100_SGL_MAX_DESCS pieces.
+ * Pieces of a read that overlap get whichever bytes the host wrote last;
+ * the guest must see the same every run (dma_blk_io() splits such a list
+ * under -icount), so the read lands in a buffer and is copied out in the
+ * list's order: the last piece wins.  Sorted, not compared pairwise: a
+ * list has up to H3100_SGL_MAX_DESCS pieces.
  */
 static bool h3100_iov_overlaps(QEMUIOVector *iov)
 {
@@ -146,7 +145,7 @@ BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
         return blk_aio_pwritev(s->blk, offset, &d->iov, flags,
                                h3100_blk_dma_cb, d);
     }
-    if (icount_enabled() && h3100_iov_overlaps(&d->iov)) {
+    if (d->iov.niov > 1 && h3100_iov_overlaps(&d->iov)) {
         d->bounce = blk_blockalign(s->blk, d->iov.size);
         qemu_iovec_init_buf(&d->bounce_iov, d->bounce, d->iov.size);
         return blk_aio_preadv(s->blk, offset, &d->bounce_iov, flags,
