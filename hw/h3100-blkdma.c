@@ -17,20 +17,23 @@
  * piece is mapped with H3100_DMA_ATTRS and must map straight to RAM;
  * anything else ends the request with -EFAULT, a Data Transfer Error for
  * the caller, before any byte moves and without waiting for a bounce
- * buffer.
+ * buffer.  The pieces also go through one buffer where the backend could
+ * not take them as they are (h3100_blk_linear()).
  */
 
 #include "qemu/osdep.h"
 #include "qemu/memalign.h"
+#include "system/replay.h"
 #include "h3100.h"
 #include "trace.h"
 
 typedef struct H3100BlkDma {
+    BlockBackend *blk;
     AddressSpace *as;
     DMADirection dir;
     QEMUIOVector iov;           /* the guest memory, mapped */
-    void *bounce;               /* an overlapping read lands here first */
-    QEMUIOVector bounce_iov;
+    void *linear;               /* the data in one piece: h3100_blk_linear() */
+    QEMUIOVector linear_iov;
     BlockCompletionFunc *cb;
     void *opaque;
 } H3100BlkDma;
@@ -82,13 +85,7 @@ static int h3100_iov_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/*
- * Pieces of a read that overlap get whichever bytes the host wrote last;
- * the guest must see the same every run (dma_blk_io() splits such a list
- * under -icount), so the read lands in a buffer and is copied out in the
- * list's order: the last piece wins.  Sorted, not compared pairwise: a
- * list has up to H3100_SGL_MAX_DESCS pieces.
- */
+/* Sorted, not compared pairwise: a list has up to H3100_SGL_MAX_DESCS. */
 static bool h3100_iov_overlaps(QEMUIOVector *iov)
 {
     g_autofree struct iovec *v = g_memdup2(iov->iov,
@@ -104,20 +101,76 @@ static bool h3100_iov_overlaps(QEMUIOVector *iov)
     return false;
 }
 
+/*
+ * The data goes through one buffer when the backend cannot take the
+ * pieces as they are: more than its max_iov (an SGL of many small blocks;
+ * preadv refuses more than IOV_MAX, block padding asserts on it), or a
+ * read whose pieces overlap, which would get whichever bytes the host
+ * wrote last.  The guest must see the same every run (dma_blk_io() split
+ * such a list under -icount only), so the buffer is copied out in the
+ * list's order: the last piece wins.
+ */
+static bool h3100_blk_linear(H3100BlkDma *d)
+{
+    if (d->iov.niov > blk_get_max_iov(d->blk)) {
+        return true;
+    }
+    return d->dir == DMA_DIRECTION_FROM_DEVICE && d->iov.niov > 1 &&
+           h3100_iov_overlaps(&d->iov);
+}
+
 static void h3100_blk_dma_cb(void *opaque, int ret)
 {
     H3100BlkDma *d = opaque;
 
-    if (d->bounce) {
-        if (!ret) {
-            qemu_iovec_from_buf(&d->iov, 0, d->bounce, d->iov.size);
+    if (d->linear) {
+        if (!ret && d->dir == DMA_DIRECTION_FROM_DEVICE) {
+            qemu_iovec_from_buf(&d->iov, 0, d->linear, d->iov.size);
         }
-        qemu_iovec_destroy(&d->bounce_iov);
-        qemu_vfree(d->bounce);
+        qemu_vfree(d->linear);
     }
     h3100_blk_dma_unmap(d, true);
-    d->cb(d->opaque, ret);
+    /* -EFAULT stands for a refused mapping: the backend's is an I/O error */
+    d->cb(d->opaque, ret == -EFAULT ? -EIO : ret);
     g_free(d);
+}
+
+/*
+ * A refused request completes from a bottom half in the calling context,
+ * as a block request would, and stays in flight until its callback has
+ * returned: a drain (a reset, vm_stop) then waits for the callback, which
+ * blk_abort_aio_request() does not (it counts the request out first).
+ */
+typedef struct H3100RefusedAIOCB {
+    BlockAIOCB common;
+    BlockBackend *blk;
+} H3100RefusedAIOCB;
+
+static const AIOCBInfo h3100_refused_aiocb_info = {
+    .aiocb_size = sizeof(H3100RefusedAIOCB),
+};
+
+static void h3100_refused_bh(void *opaque)
+{
+    H3100RefusedAIOCB *acb = opaque;
+    BlockBackend *blk = acb->blk;
+
+    acb->common.cb(acb->common.opaque, -EFAULT);
+    blk_dec_in_flight(blk);
+    qemu_aio_unref(acb);
+}
+
+static BlockAIOCB *h3100_blk_refuse(BlockBackend *blk,
+                                    BlockCompletionFunc *cb, void *opaque)
+{
+    H3100RefusedAIOCB *acb = blk_aio_get(&h3100_refused_aiocb_info, blk, cb,
+                                         opaque);
+
+    acb->blk = blk;
+    blk_inc_in_flight(blk);
+    replay_bh_schedule_oneshot_event(qemu_get_current_aio_context(),
+                                     h3100_refused_bh, acb);
+    return &acb->common;
 }
 
 /*
@@ -130,7 +183,9 @@ BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
                           BlockCompletionFunc *cb, void *opaque)
 {
     H3100BlkDma *d = g_new0(H3100BlkDma, 1);
+    QEMUIOVector *iov = &d->iov;
 
+    d->blk = s->blk;
     d->as = qsg->as;
     d->dir = dir;
     d->cb = cb;
@@ -139,18 +194,19 @@ BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
     if (!h3100_blk_dma_map(d, qsg)) {
         h3100_blk_dma_unmap(d, false);
         g_free(d);
-        return blk_abort_aio_request(s->blk, cb, opaque, -EFAULT);
+        return h3100_blk_refuse(s->blk, cb, opaque);
+    }
+    if (h3100_blk_linear(d)) {
+        d->linear = blk_blockalign(s->blk, d->iov.size);
+        qemu_iovec_init_buf(&d->linear_iov, d->linear, d->iov.size);
+        if (dir == DMA_DIRECTION_TO_DEVICE) {
+            qemu_iovec_to_buf(&d->iov, 0, d->linear, d->iov.size);
+        }
+        iov = &d->linear_iov;
     }
     if (dir == DMA_DIRECTION_TO_DEVICE) {
-        return blk_aio_pwritev(s->blk, offset, &d->iov, flags,
-                               h3100_blk_dma_cb, d);
+        return blk_aio_pwritev(s->blk, offset, iov, flags, h3100_blk_dma_cb,
+                               d);
     }
-    if (d->iov.niov > 1 && h3100_iov_overlaps(&d->iov)) {
-        d->bounce = blk_blockalign(s->blk, d->iov.size);
-        qemu_iovec_init_buf(&d->bounce_iov, d->bounce, d->iov.size);
-        return blk_aio_preadv(s->blk, offset, &d->bounce_iov, flags,
-                              h3100_blk_dma_cb, d);
-    }
-    return blk_aio_preadv(s->blk, offset, &d->iov, flags,
-                          h3100_blk_dma_cb, d);
+    return blk_aio_preadv(s->blk, offset, iov, flags, h3100_blk_dma_cb, d);
 }

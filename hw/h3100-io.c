@@ -295,12 +295,13 @@ static void h3100_rw_done(H3100Req *req, int ret)
 {
     trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
     req->aiocb = NULL;
-    if (ret == -EFAULT) {
+    if (ret == -EFAULT && (req->cmd.opcode == NVME_CMD_READ ||
+                           req->cmd.opcode == NVME_CMD_WRITE)) {
         /*
-         * h3100_blk_dma(): the data's memory stopped being guest RAM
-         * after the command was parsed.  The guest's doing, not the
-         * host's: no werror policy (a backend never returns it, its
-         * buffers are the device's).
+         * h3100_blk_dma() refused the data: its memory stopped being
+         * guest RAM after the command was parsed.  The guest's doing,
+         * not the host's: no werror policy (the backend's own -EFAULT
+         * reaches us as -EIO).
          */
         req->status = h3100_blk_status(req, ret, NVME_DATA_TRAS_ERROR);
     } else if (ret < 0 && h3100_blk_failed(req, ret)) {

@@ -234,19 +234,27 @@ static void fa_pam_seg(Dev *d, uint32_t attr)   /* 3 RAM, 0 PCI */
 
 START_TEST(test_read_into_memory_turned_rom)
 {
-    uint8_t buf[FA_BS];
+    uint8_t w[2 * FA_BS], got[FA_BS], fill[FA_BS];
     NvmeSqe sqe;
     NvmeCqe cqe;
     uint16_t cid;
+    uint64_t ram;
     Dev *d;
 
     fa_iothread = _i;
     d = fa_open("event=read_aio,errno=5,sector=4096,once=on", ",rerror=stop");
+    nh_pattern(w, sizeof(w), 13);
+    ck_status(nh_write(d->h, d->q, FA_LBA, w, sizeof(w)), 0, "write");
+    /* 8 KiB: a page of ordinary RAM, then the segment's first page */
+    ram = nh_alloc(d->h, FA_BS, 4096);
+    memset(fill, 0xab, sizeof(fill));
+    qt_memwrite(d->qt, ram, fill, sizeof(fill));
     fa_pam_seg(d, 3);
     nh_sqe_init(&sqe, 0x02, 1);
-    nh_set_prps(d->h, &sqe, FA_PAM_SEG, FA_BS);
+    sqe.prp1 = ram;
+    sqe.prp2 = FA_PAM_SEG;
     sqe.cdw10 = FA_LBA;
-    sqe.cdw12 = FA_BS / 512 - 1;
+    sqe.cdw12 = 2 * FA_BS / 512 - 1;
     cid = nh_submit(d->h, d->q, &sqe);
     ck_assert_msg(fa_wait_runstate(d, "io-error"),
                   "the VM did not stop on the read error");
@@ -258,8 +266,20 @@ START_TEST(test_read_into_memory_turned_rom)
     ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR,
               "the read, sent again into what is not RAM any more");
     ck_assert_uint_eq(fa_smart(d, SMART_MEDIA_ERRORS), 0);
+    qt_memread(d->qt, ram, got, sizeof(got));
+    ck_assert_msg(!memcmp(got, fill, sizeof(got)),
+                  "the RAM half was written: bytes moved before the refusal");
+
+    /* RAM again: the same read into the segment works */
     fa_pam_seg(d, 3);
-    ck_status(nh_read(d->h, d->q, FA_LBA, buf, FA_BS), 0, "read into RAM");
+    nh_sqe_init(&sqe, 0x02, 1);
+    sqe.prp1 = FA_PAM_SEG;
+    sqe.cdw10 = FA_LBA;
+    sqe.cdw12 = FA_BS / 512 - 1;
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "read into the segment, RAM again");
+    qt_memread(d->qt, FA_PAM_SEG, got, sizeof(got));
+    ck_assert(!memcmp(got, w, sizeof(got)));
     fa_close(d);
     fa_iothread = false;
 }

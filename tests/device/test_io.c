@@ -264,6 +264,67 @@ START_TEST(test_read_overlapping_pieces)
 }
 END_TEST
 
+/*
+ * More data pieces than preadv takes (IOV_MAX, 1024): 2048 SGL blocks of
+ * 64 bytes, 64 bytes apart, written and read back through one buffer
+ * (hw/h3100-blkdma.c) instead of failing in the backend.
+ */
+#define IO_PIECES       2048
+#define IO_PIECE        64u
+
+static void io_pieces_cmd(Dev *d, uint8_t opc, uint64_t bufs, uint64_t seg)
+{
+    g_autofree NvmeSglDesc *s = g_new0(NvmeSglDesc, IO_PIECES);
+    NvmeSglDesc sgl;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    for (unsigned i = 0; i < IO_PIECES; i++) {
+        sgl_desc(&s[i], bufs + 2 * IO_PIECE * i, IO_PIECE,
+                 NVME_SGL_DATA_BLOCK);
+    }
+    qt_memwrite(d->qt, seg, s, IO_PIECES * sizeof(*s));
+    nh_sqe_init(&sqe, opc, 1);
+    sqe.flags = NVME_PSDT_SGL;
+    sgl_desc(&sgl, seg, IO_PIECES * sizeof(*s), NVME_SGL_LAST_SEG);
+    memcpy(&sqe.prp1, &sgl, 16);
+    sqe.cdw10 = 800;
+    sqe.cdw12 = IO_PIECES * IO_PIECE / 512 - 1;
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "opcode %u through %u SGL blocks", opc,
+              IO_PIECES);
+}
+
+START_TEST(test_more_pieces_than_iov_max)
+{
+    Dev *d = dev_open();
+    size_t len = IO_PIECES * IO_PIECE;
+    g_autofree uint8_t *w = g_malloc(len);
+    g_autofree uint8_t *r = g_malloc(len);
+    g_autofree uint8_t *p = g_malloc(IO_PIECE);
+    uint64_t bufs = nh_alloc(d->h, 2 * len, 4096);
+    uint64_t seg = nh_alloc(d->h, IO_PIECES * sizeof(NvmeSglDesc), 4096);
+
+    nh_pattern(w, len, 12);
+    for (unsigned i = 0; i < IO_PIECES; i++) {
+        qt_memwrite(d->qt, bufs + 2 * IO_PIECE * i, w + IO_PIECE * i,
+                    IO_PIECE);
+    }
+    io_pieces_cmd(d, NVME_CMD_WRITE, bufs, seg);
+    ck_status(nh_read(d->h, d->q, 800, r, len), 0, "read back");
+    ck_assert_msg(memcmp(w, r, len) == 0, "the pieces were not written");
+
+    qt_memset(d->qt, bufs, 0, 2 * len);
+    io_pieces_cmd(d, NVME_CMD_READ, bufs, seg);
+    for (unsigned i = 0; i < IO_PIECES; i++) {
+        qt_memread(d->qt, bufs + 2 * IO_PIECE * i, p, IO_PIECE);
+        ck_assert_msg(memcmp(p, w + IO_PIECE * i, IO_PIECE) == 0,
+                      "piece %u read wrong", i);
+    }
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_flush_and_fua)
 {
     Dev *d = dev_open();
@@ -849,6 +910,7 @@ int main(void)
     tcase_add_test(tc, test_sgl_data_block);
     tcase_add_test(tc, test_sgl_segments);
     tcase_add_test(tc, test_read_overlapping_pieces);
+    tcase_add_test(tc, test_more_pieces_than_iov_max);
     tcase_add_test(tc, test_queue_wrap_and_depth);
     tcase_add_test(tc, test_iothread);
     tcase_add_loop_test(tc, test_iothread_mapping, 0, G_N_ELEMENTS(qmaps));
