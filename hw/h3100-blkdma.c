@@ -23,7 +23,6 @@
 
 #include "qemu/osdep.h"
 #include "qemu/memalign.h"
-#include "system/replay.h"
 #include "h3100.h"
 #include "trace.h"
 
@@ -168,8 +167,8 @@ static BlockAIOCB *h3100_blk_refuse(BlockBackend *blk,
 
     acb->blk = blk;
     blk_inc_in_flight(blk);
-    replay_bh_schedule_oneshot_event(qemu_get_current_aio_context(),
-                                     h3100_refused_bh, acb);
+    aio_bh_schedule_oneshot(qemu_get_current_aio_context(), h3100_refused_bh,
+                            acb);
     return &acb->common;
 }
 
