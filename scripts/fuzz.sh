@@ -125,12 +125,17 @@ watch_hangs() {
     done
 }
 
+# the executions fork mode's last status line in LOG counts
+fork_runs() {
+    sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$1" | tail -1
+}
+
 # libFuzzer's fork mode ignores -runs: stop session SID's fuzzers once
 # the last status line of LOG counts FUZZ_RUNS executions
 stop_at_runs() {
     local sid=$1 log=$2 n
     while sleep 10; do
-        n=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -1)
+        n=$(fork_runs "$log")
         if [ "${n:-0}" -ge "$FUZZ_RUNS" ]; then
             kill -TERM -- "-$sid" 2>/dev/null || true
             return
@@ -234,7 +239,7 @@ fuzz_summary() {
     runs=$(grep -E '^stat::number_of_executed_units' "$1" |
            awk '{s += $2} END {print s + 0}')
     [ "$runs" != 0 ] ||
-        runs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$1" | tail -1)
+        runs=$(fork_runs "$1")
     printf 'executions: %s, crashes: %s\n' "${runs:-0}" \
         "$(find "$2" -type f -newer "$3" | wc -l)"
 }

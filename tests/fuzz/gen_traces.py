@@ -86,8 +86,8 @@ class Trace:
         self.pcie_setup(msix)
 
     # -- the bus and the registers --
-    def cfg_writel(self, reg, value):
-        self.lines.append(f"outl 0xcf8 {0x80000000 | (DEVFN << 8) | reg:#x}")
+    def cfg_writel(self, reg, value, devfn=DEVFN):
+        self.lines.append(f"outl 0xcf8 {0x80000000 | (devfn << 8) | reg:#x}")
         self.lines.append(f"outl 0xcfc {value:#x}")
 
     def pcie_setup(self, msix):
@@ -489,8 +489,7 @@ def trace_memory_map(rng):
     t = Trace("memory-map", configs=CONFIGS)
 
     def pam(attr):
-        t.lines.append(f"outl 0xcf8 {0x80000000 | MCH_PAM0:#x}")
-        t.lines.append(f"outl 0xcfc {(attr | attr << 4) << 24:#x}")
+        t.cfg_writel(MCH_PAM0, (attr | attr << 4) << 24, devfn=0)
 
     def up():
         pam(3)
