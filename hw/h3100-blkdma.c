@@ -57,18 +57,13 @@ static bool h3100_blk_dma_map(H3100BlkDma *d, QEMUSGList *qsg)
 
         while (left) {
             dma_addr_t len = left;
-            void *mem = dma_memory_map(d->as, addr, &len, d->dir,
-                                       H3100_DMA_ATTRS);
+            void *mem = h3100_map_ram(d->as, addr, &len, d->dir);
 
             if (!mem) {
-                trace_h3100_err_dma("data map", addr);
-                return false;
-            }
-            qemu_iovec_add(&d->iov, mem, len);  /* unmapped on failure */
-            if (!h3100_mapped_ram(mem)) {
                 trace_h3100_err_dma("data not RAM", addr);
                 return false;
             }
+            qemu_iovec_add(&d->iov, mem, len);  /* unmapped on failure */
             addr += len;
             left -= len;
         }

@@ -67,12 +67,23 @@ bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write)
     return true;
 }
 
-/* a mapping of RAM, not a bounce buffer standing in for something else */
-bool h3100_mapped_ram(void *mem)
+/*
+ * Map up to *@len bytes at @addr for @dir, RAM only: H3100_DMA_ATTRS,
+ * and no bounce buffer standing in for ROM or MMIO (that one is released
+ * unwritten).  NULL, nothing mapped, otherwise; *@len may come back
+ * shorter, at a region's end.
+ */
+void *h3100_map_ram(AddressSpace *as, dma_addr_t addr, dma_addr_t *len,
+                    DMADirection dir)
 {
+    void *mem = dma_memory_map(as, addr, len, dir, H3100_DMA_ATTRS);
     ram_addr_t offset;
 
-    return memory_region_from_host(mem, &offset) != NULL;
+    if (mem && !memory_region_from_host(mem, &offset)) {
+        dma_memory_unmap(as, mem, *len, dir, 0);
+        return NULL;
+    }
+    return mem;
 }
 
 /*
@@ -90,21 +101,13 @@ static MemTxResult h3100_ram_write(AddressSpace *as, uint64_t addr,
     dma_barrier(as, DMA_DIRECTION_FROM_DEVICE);
     while (len) {
         dma_addr_t l = len;
-        void *mem = dma_memory_map(as, addr, &l, DMA_DIRECTION_FROM_DEVICE,
-                                   H3100_DMA_ATTRS);
-        bool ram;
+        void *mem = h3100_map_ram(as, addr, &l, DMA_DIRECTION_FROM_DEVICE);
 
         if (!mem) {
             return MEMTX_ACCESS_ERROR;
         }
-        ram = h3100_mapped_ram(mem);
-        if (ram) {
-            memcpy(mem, p, l);
-        }
-        dma_memory_unmap(as, mem, l, DMA_DIRECTION_FROM_DEVICE, ram ? l : 0);
-        if (!ram) {
-            return MEMTX_ACCESS_ERROR;
-        }
+        memcpy(mem, p, l);
+        dma_memory_unmap(as, mem, l, DMA_DIRECTION_FROM_DEVICE, l);
         addr += l;
         p += l;
         len -= l;

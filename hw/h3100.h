@@ -740,7 +740,8 @@ void h3100_due_reset(H3100State *s);
 bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
 /* The device's own DMA reaches RAM only, whatever the map: h3100-dma.c */
 #define H3100_DMA_ATTRS ((MemTxAttrs) { .memory = 1 })
-bool h3100_mapped_ram(void *mem);
+void *h3100_map_ram(AddressSpace *as, dma_addr_t addr, dma_addr_t *len,
+                    DMADirection dir);
 MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len);
 MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
