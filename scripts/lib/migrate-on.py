@@ -44,12 +44,15 @@ class Qmp:
                 if time.time() > deadline:
                     raise SystemExit('no QMP socket at ' + path)
                 time.sleep(0.05)
-        self.f = self.s.makefile('rw')
-        self.read()
+        # one file per direction (scripts/lib/qmp-steps.py says why)
+        self.r, self.w = self.s.makefile('r'), self.s.makefile('w')
+        # the greeting, maybe after events (tests/device/qtest.c says why)
+        while 'QMP' not in self.read():
+            pass
         self.cmd('qmp_capabilities')
 
     def read(self):
-        line = self.f.readline()
+        line = self.r.readline()
         if not line:
             raise EOFError
         return json.loads(line)
@@ -58,8 +61,8 @@ class Qmp:
         msg = {'execute': name}
         if args:
             msg['arguments'] = args
-        self.f.write(json.dumps(msg) + '\n')
-        self.f.flush()
+        self.w.write(json.dumps(msg) + '\n')
+        self.w.flush()
         while True:
             reply = self.read()
             if 'event' not in reply:

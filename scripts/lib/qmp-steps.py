@@ -44,12 +44,14 @@ def main():
     sock, gout, acted, logpath = sys.argv[1:5]
     steps = list(zip(sys.argv[5::2], sys.argv[6::2]))
     s = connect(sock)
-    f = s.makefile('rw')
+    # one file per direction: a text file open for both drops what it has
+    # read ahead (an event behind a reply) when it is written to
+    fr, fw = s.makefile('r'), s.makefile('w')
     log = open(logpath, 'a', buffering=1)
     events = []
 
     def read():
-        line = f.readline()
+        line = fr.readline()
         if not line:
             raise EOFError
         msg = json.loads(line)
@@ -59,14 +61,17 @@ def main():
         return msg
 
     def command(text):
-        f.write(text + '\n')
-        f.flush()
+        fw.write(text + '\n')
+        fw.flush()
         while True:
             msg = read()
             if 'event' not in msg:
                 return msg
 
-    read()                              # the greeting
+    # the greeting, maybe after events: QEMU's monitor sends events before
+    # its connection handler greets (tests/device/qtest.c, qt_qmp_connect)
+    while 'QMP' not in read():
+        pass
     command('{"execute": "qmp_capabilities"}')
     pos = 0
     done = 0
