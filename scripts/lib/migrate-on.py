@@ -26,57 +26,16 @@ on stderr says how it went.
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
-
-class Qmp:
-    def __init__(self, path, wait=60):
-        deadline = time.time() + wait
-        while True:
-            try:
-                self.s = socket.socket(socket.AF_UNIX)
-                self.s.connect(path)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise SystemExit('no QMP socket at ' + path)
-                time.sleep(0.05)
-        # one file per direction (scripts/lib/qmp-steps.py says why)
-        self.r, self.w = self.s.makefile('r'), self.s.makefile('w')
-        # the greeting, maybe after events (tests/device/qtest.c says why)
-        while 'QMP' not in self.read():
-            pass
-        self.cmd('qmp_capabilities')
-
-    def read(self):
-        line = self.r.readline()
-        if not line:
-            raise EOFError
-        return json.loads(line)
-
-    def cmd(self, name, **args):
-        msg = {'execute': name}
-        if args:
-            msg['arguments'] = args
-        self.w.write(json.dumps(msg) + '\n')
-        self.w.flush()
-        while True:
-            reply = self.read()
-            if 'event' not in reply:
-                return reply
+from qmp import Qmp, guest_lines
 
 
 def wait_line(gout, line, pos):
     while True:
-        try:
-            with open(gout, 'rb') as f:
-                text = f.read().decode('utf-8', 'replace')
-        except OSError:
-            text = ''
-        lines = [ln.rstrip('\r') for ln in text.split('\n')]
+        lines = guest_lines(gout)
         if line in lines[pos:]:
             return pos + lines[pos:].index(line) + 1
         time.sleep(0.05)

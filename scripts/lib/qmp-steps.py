@@ -17,62 +17,23 @@ import json
 import select
 import socket
 import sys
-import time
 
-
-def connect(path):
-    for _ in range(600):
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(path)
-            return s
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit('no QMP socket at ' + path)
-
-
-def guest_lines(path):
-    try:
-        with open(path, 'rb') as f:
-            text = f.read().decode('utf-8', 'replace')
-    except OSError:
-        return []
-    return [ln.rstrip('\r') for ln in text.split('\n')]
+from qmp import Qmp, guest_lines
 
 
 def main():
     sock, gout, acted, logpath = sys.argv[1:5]
     steps = list(zip(sys.argv[5::2], sys.argv[6::2]))
-    s = connect(sock)
-    # one file per direction: a text file open for both drops what it has
-    # read ahead (an event behind a reply) when it is written to
-    fr, fw = s.makefile('r'), s.makefile('w')
     log = open(logpath, 'a', buffering=1)
     events = []
 
-    def read():
-        line = fr.readline()
-        if not line:
-            raise EOFError
-        msg = json.loads(line)
+    def seen(msg):
         log.write(json.dumps(msg) + '\n')
         if 'event' in msg:
             events.append(msg['event'])
-        return msg
 
-    def command(text):
-        fw.write(text + '\n')
-        fw.flush()
-        while True:
-            msg = read()
-            if 'event' not in msg:
-                return msg
-
-    # the greeting, maybe after events: QEMU's monitor sends events before
-    # its connection handler greets (tests/device/qtest.c, qt_qmp_connect)
-    while 'QMP' not in read():
-        pass
-    command('{"execute": "qmp_capabilities"}')
+    q = Qmp(sock, wait=30, on_msg=seen)
+    s, read = q.s, q.read
     pos = 0
     done = 0
     try:
@@ -102,7 +63,7 @@ def main():
             else:
                 with open(acted, 'w') as a:
                     a.write(line)
-                reply = command(cmd)
+                reply = q.send(cmd)
                 if 'error' in reply:
                     print('step at %r: %s' % (line, reply['error']),
                           file=sys.stderr)
