@@ -13,7 +13,7 @@
  * between (the guest cleared Bus Master Enable), dma_blk_io()'s mapping,
  * which takes no attributes, bounces the data through MMIO: in an
  * IOThread that takes the BQL, while a controller reset holding the BQL
- * waits for that IOThread, a deadlock (docs/robustness.md).  Here every
+ * waits for that IOThread, a deadlock (docs/design/robustness.md).  Here every
  * piece is mapped with H3100_DMA_ATTRS and must map straight to RAM;
  * anything else ends the request with -EFAULT, a Data Transfer Error for
  * the caller, before any byte moves and without waiting for a bounce

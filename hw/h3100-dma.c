@@ -24,7 +24,7 @@
  * memory core refuses anything but RAM in the lookup that does the
  * access.  Without it an IOThread would dispatch to MMIO, which takes the
  * BQL, while the vCPU or main loop holding the BQL waits for that IOThread
- * (a controller reset): a deadlock the fuzzer found (docs/robustness.md).
+ * (a controller reset): a deadlock the fuzzer found (docs/design/robustness.md).
  * The attributes do not keep a write off ROM, so the device writes
  * through a mapping that must be RAM (h3100_ram_write()), and its block
  * requests, which may start long after the check, map the data the same

@@ -14,7 +14,7 @@
  *   0x2000           MSI-X table (max-ioqpairs + 1 vectors)
  *   0x4000           MSI-X PBA
  *
- * Usage (see docs/usage.md):
+ * Usage (see docs/guide/usage.md):
  *   -drive file=disk.qcow2,if=none,id=d0
  *   -device dapustor-h3100,drive=d0,capacity=3.2T
  */

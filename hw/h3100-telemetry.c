@@ -7,7 +7,7 @@
  *
  * telemetry=FILE writes one JSON line per telemetry-interval milliseconds
  * of virtual time (the format h3100-sim --telemetry writes, see
- * docs/telemetry.md): IOPS, MB/s and latency percentiles of the I/O
+ * docs/guide/telemetry.md): IOPS, MB/s and latency percentiles of the I/O
  * commands completed in the interval, as the guest saw them (fetch to
  * completion entry), with the drive's WAF, free superblocks, reclaim,
  * buffer stalls and temperature.  A last line holds the latency CDF of

@@ -1,7 +1,7 @@
 /*
  * DapuStor H3100 drive model: built-in profiles and parameter overrides.
  *
- * Figures come from ../shared/reference/h3100.md; docs/calibration.md
+ * Figures come from ../shared/reference/h3100.md; docs/design/calibration.md
  * says where each one comes from and which ones were tuned.
  */
 #include <errno.h>
@@ -87,7 +87,7 @@ static void fill_thermal(H3100ThermalParams *t)
 }
 
 /*
- * 96-layer TLC and a 4th-generation LDPC (docs/calibration.md, "Ageing",
+ * 96-layer TLC and a 4th-generation LDPC (docs/design/calibration.md, "Ageing",
  * for the sources and the estimates): the raw bit error rate grows from
  * 5e-5 to 1.25e-3 over the rated cycles and several times more with the
  * data's age on a worn block; a hard decode corrects up to 166 errors of

@@ -15,7 +15,7 @@
  * failing those, it senses extra soft information and runs a soft
  * decode; failing that, the read is uncorrectable.  A read of several
  * codewords waits for its worst one.  Sources and estimates:
- * docs/calibration.md, "Ageing".
+ * docs/design/calibration.md, "Ageing".
  */
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /*
- * dapustor-h3100.so: the plugin's LD_PRELOAD entry point (docs/plugin.md).
+ * dapustor-h3100.so: the plugin's LD_PRELOAD entry point (docs/guide/plugin.md).
  *
  * It imports no QEMU symbol, so it is harmless in any program it lands
  * in.  Its constructor:

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Build the drive as a plugin for the distribution's own QEMU: no QEMU
-# rebuild, the binary that libvirt already uses (docs/plugin.md).
+# rebuild, the binary that libvirt already uses (docs/guide/plugin.md).
 #
 #   scripts/build-plugin.sh [--with-qtest] [--deb] OUTDIR
 #   scripts/build-plugin.sh --check   can the installed QEMU take the plugin?
 #                                     (exit 0, or one line saying why not)
 #
 # Finds the installed qemu-system-x86 package and its exact version, gets
-# that version's source (apt-get source; see docs/plugin.md, *Source*, for
+# that version's source (apt-get source; see docs/guide/plugin.md, *Source*, for
 # the fallback when the mirror lacks the packaging), configures it with the
 # options of Debian's debian/rules, checks the configuration headers
 # against what the installed binary shows, generates only the headers the
@@ -28,8 +28,8 @@
 # Environment: H3100_CACHE (source and configured tree, kept for the next
 # build), H3100_PLUGIN_QEMU (default /usr/bin/qemu-system-x86_64).
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 with_qtest=0
 want_deb=0

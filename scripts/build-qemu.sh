@@ -26,11 +26,11 @@
 #   H3100_QEMU_LINK       also link this path to the built qemu-system-x86_64
 #   H3100_QEMU_PATCHES    patch files (-p1, blank-separated) applied once to
 #                         the working copy: the fuzz build's harness fixes
-#                         (scripts/fuzz.sh, tests/fuzz/*.patch); a change to
+#                         (scripts/campaign/fuzz.sh, tests/fuzz/*.patch); a change to
 #                         one starts a fresh copy and build
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
     sed -n '2,27p' "$0"

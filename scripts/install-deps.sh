@@ -13,8 +13,8 @@
 # Idempotent: apt sources are only written when missing/different, and
 # `apt-get update` runs at most once, only when something must be installed.
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 want_qemu=0
 want_plugin=0

@@ -2,14 +2,14 @@
 # The project's main command (README): install what is needed, build QEMU
 # with the dapustor-h3100 device, boot a Linux guest on a full-size H3100,
 # run MariaDB + sysbench oltp_read_write on it, and print sysbench's
-# figures and the drive report (scripts/sql-bench.sh).
+# figures and the drive report (scripts/bench/sql-bench.sh).
 #
 #   scripts/main.sh [sql-bench options]   e.g. --capacity 3.2T --duration 60
 #   scripts/main.sh --compare [sql-compare options]
 #                                         the same workload on the H3100
 #                                         timing off, fresh and at steady
 #                                         state, the H3200 and QEMU's nvme,
-#                                         in one table (scripts/sql-compare.sh)
+#                                         in one table (scripts/bench/sql-compare.sh)
 #   scripts/main.sh --qemu stock [...]  the same on the distribution's QEMU
 #                                         (bookworm-backports' on Debian 12)
 #                                         with the drive as a plugin: no
@@ -22,8 +22,8 @@
 #   scripts/main.sh --help                this text; the options of each
 #                                         mode are in its script's --help
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 case ${1:-} in
 -h|--help) h3100_usage "$0"; exit 0 ;;
@@ -66,6 +66,6 @@ else
 fi
 if [ "${1:-}" = --compare ]; then
     shift
-    exec scripts/sql-compare.sh --qemu "$qemu" "$@"
+    exec scripts/bench/sql-compare.sh --qemu "$qemu" "$@"
 fi
-exec scripts/sql-bench.sh --qemu "$qemu" "$@"
+exec scripts/bench/sql-bench.sh --qemu "$qemu" "$@"

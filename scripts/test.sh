@@ -17,8 +17,8 @@
 # Environment: BUILD_DIR (default ./build), QEMU_SRC (a QEMU 10.0+ tree
 # to use instead of Debian's source package), H3100_CACHE.
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 device=enabled
 plugin=enabled

@@ -75,7 +75,7 @@ static GOptionEntry entries[] = {
       "Start from a saved drive state", "FILE" },
     { "script", 0, 0, G_OPTION_ARG_FILENAME, &opt_script,
       "Run the procedure in FILE: steps in order on one drive "
-      "(docs/calibration.md)", "FILE" },
+      "(docs/design/calibration.md)", "FILE" },
     { "datasheet", 0, 0, G_OPTION_ARG_NONE, &opt_datasheet,
       "Run every datasheet figure (all capacities, or --profile)", NULL },
     { "bench", 0, 0, G_OPTION_ARG_NONE, &opt_bench,

@@ -5,7 +5,7 @@
  *   nvme telemetry-log /dev/nvme0 --output-file=t.bin --controller-init
  *   h3100-tlog t.bin        (or: ... | h3100-tlog)
  *
- * The layout is include/h3100/telemetry-log.h (docs/usage.md,
+ * The layout is include/h3100/telemetry-log.h (docs/guide/usage.md,
  * "Telemetry").  A file that does not hold what its header says is
  * refused with one line.  Plain C, no QEMU.
  *

@@ -6,7 +6,7 @@
  *   h3100-vlog --fields f (NAME=VALUE lines, the names of
  *                          include/h3100/vlog.h, for scripts)
  *
- * The layout is include/h3100/vlog.h (docs/usage.md, "D0h").  Plain C,
+ * The layout is include/h3100/vlog.h (docs/guide/usage.md, "D0h").  Plain C,
  * no QEMU.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -5,7 +5,7 @@
  * items (thirteen in CAh, twenty in CBh), each a key, a normalized value
  * (100 new, falling) and a 48-bit little-endian raw value or a triple of
  * 16-bit ones.  Their one definition: the device fills them
- * (hw/h3100-dapustor-log.c), docs/usage.md names them.
+ * (hw/h3100-dapustor-log.c), docs/guide/usage.md names them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -11,7 +11,7 @@
  *            H3100_FCAP_NS (changeable, per namespace); expands in hw/
  *
  * hw/h3100-features.c builds its table from it; the device tests take
- * the FIDs from it and the docs check docs/usage.md's table of features
+ * the FIDs from it and the docs check docs/guide/usage.md's table of features
  * against it.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -8,7 +8,7 @@
  *
  * Get Log Page dispatches through a table built from it
  * (hw/h3100-log.c); the device tests, the hostile guest and the fuzzer's
- * dictionary take their LIDs from it and the docs check docs/usage.md's
+ * dictionary take their LIDs from it and the docs check docs/guide/usage.md's
  * table of log pages against it.  A page's layout has its own header
  * (vlog.h, dapustor-log.h, telemetry-log.h) or QEMU's block/nvme.h.
  *

@@ -14,7 +14,7 @@
  * agree; the device tests take the test host's opcodes, names and the
  * hostile guest's opcodes from it, the fuzzer its dictionary's opcode
  * tokens (tests/fuzz/gen-dict.sh) and the docs check the commands table
- * of docs/usage.md.  effects and flags name hw/'s constants and expand
+ * of docs/guide/usage.md.  effects and flags name hw/'s constants and expand
  * only there; the tests include this file without QEMU's headers.
  *
  * What keeps the opcodes themselves honest is a host that does not read

@@ -3,7 +3,7 @@
  * Datacenter NVMe SSD specification 1.0, log page version 3): its one
  * definition.  The offsets are those nvme-cli's OCP plugin decodes
  * (`nvme ocp smart-add-log`); the device fills the page
- * (hw/h3100-log.c), docs/usage.md's C0h table names these fields and
+ * (hw/h3100-log.c), docs/guide/usage.md's C0h table names these fields and
  * tests/docs checks it against this list.  The device tests read the
  * page at the plugin's offsets, written out, so that a field this list
  * puts at the wrong offset fails them.  Little-endian; fields the model

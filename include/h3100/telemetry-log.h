@@ -1,7 +1,7 @@
 /*
  * The Telemetry log pages, 07h (host-initiated) and 08h (controller-
  * initiated), as the device fills them and `h3100-vlog --telemetry`
- * decodes them.  docs/usage.md, *Telemetry*, names these definitions.
+ * decodes them.  docs/guide/usage.md, *Telemetry*, names these definitions.
  *
  * Block 0 is NVMe 1.3's header (H3100TelHeader).  Data area 1 (block 1)
  * is a snapshot of the drive (H3100TelSnapshot), data area 2 the array

@@ -1,7 +1,7 @@
 /*
  * Telemetry: one row per interval of simulated time, written as one JSON
  * object per line, by h3100-sim --telemetry=FILE and by the QEMU device's
- * telemetry=FILE; scripts/h3100-plot.sh draws them.  docs/telemetry.md
+ * telemetry=FILE; scripts/bench/h3100-plot.sh draws them.  docs/guide/telemetry.md
  * describes every field.
  *
  * A writer keeps, per interval, a health snapshot at its start and a

@@ -2,7 +2,7 @@
  * The H3100 model log page (D0h), the drive model's own counters (CAh is
  * DapuStor's additional SMART log, include/h3100/dapustor-log.h): its one
  * definition.  The device fills
- * it (hw/h3100-log.c), tools/h3100-vlog prints it, and docs/usage.md
+ * it (hw/h3100-log.c), tools/h3100-vlog prints it, and docs/guide/usage.md
  * names these fields.  Little-endian on the wire; zero past the fields.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Migrate a guest as it prints lines (scripts/guest-run.sh --migrate-on).
+"""Migrate a guest as it prints lines (scripts/guest/guest-run.sh --migrate-on).
 
     migrate-on.py DIR ARGV GUEST_OUT TIMEOUT LOG LINE MODE [LINE MODE ...]
 

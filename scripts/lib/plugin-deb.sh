@@ -11,8 +11,8 @@
 # It depends on exactly PACKAGE (= VERSION): an upgrade of QEMU waits for a
 # plugin rebuilt for it, and a forced one meets the loader's refusal.
 set -euo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [ $# = 4 ] || h3100_die "usage: plugin-deb.sh OUTDIR PACKAGE VERSION MULTIARCH"
 out=$1 pkg=$2 ver=$3 multiarch=$4
 arch=$(dpkg --print-architecture)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run QMP steps as a guest prints lines (scripts/guest-run.sh --qmp-on).
+"""Run QMP steps as a guest prints lines (scripts/guest/guest-run.sh --qmp-on).
 
     qmp-steps.py SOCKET GUEST_OUT ACTED LOG LINE JSON [LINE JSON ...]
 

@@ -1,5 +1,5 @@
 # shellcheck shell=dash disable=SC2154,SC2086 # variables from sql-bench.sh; option lists split on purpose
-# The guest's script for scripts/sql-bench.sh, first part: what makes the
+# The guest's script for scripts/bench/sql-bench.sh, first part: what makes the
 # database (busybox sh in the test guest).  sql-bench.sh prepends the
 # variables (ENGINE TABLES TABLE_SIZE SCALE SEED INSTANCES MODE, and the
 # run's THREADS DURATION BP WORKLOAD RI) and appends sql-guest-run.sh.

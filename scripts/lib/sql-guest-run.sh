@@ -1,5 +1,5 @@
 # shellcheck shell=dash disable=SC2154,SC2086 # variables from sql-bench.sh; option lists split on purpose
-# The guest's script for scripts/sql-bench.sh, second part: the run, after
+# The guest's script for scripts/bench/sql-bench.sh, second part: the run, after
 # sql-guest-prepare.sh (whose functions it uses).  Not in the prepared
 # database's key.
 # snap PHASE: what the drive and the guest's block layer counted so far

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/h3100-plot.sh on a telemetry file from h3100-sim: every plot is a
+# scripts/bench/h3100-plot.sh on a telemetry file from h3100-sim: every plot is a
 # real PNG of the size asked for; optional parts (the CDF line, temp_c) only
 # drop their plot; bad input gives one clear error and exit 1.
 # Skipped (77) when gnuplot is not installed.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/write-cliff.sh end to end on the smallest full-size drive (0.8 TB,
+# scripts/bench/write-cliff.sh end to end on the smallest full-size drive (0.8 TB,
 # 300 simulated s: the cliff comes at about 224 s): telemetry, figures and
 # plots all written, the cliff found where IOPS fall.  Skipped (77) when
 # gnuplot is not installed.

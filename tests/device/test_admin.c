@@ -311,7 +311,7 @@ START_TEST(test_log_smart_counters)
 }
 END_TEST
 
-/* One QOM health property of the drive -device ...,id=h0 (docs/usage.md). */
+/* One QOM health property of the drive -device ...,id=h0 (docs/guide/usage.md). */
 static uint64_t health_prop(Dev *d, const char *prop)
 {
     g_autofree char *r = qt_qmp(d->qt, "{\"execute\": \"qom-get\", "
@@ -1241,7 +1241,7 @@ END_TEST
 
 /* ---- firmware ---------------------------------------------------------- */
 
-/* The device's image format (docs/usage.md): "H3FW", then the revision. */
+/* The device's image format (docs/guide/usage.md): "H3FW", then the revision. */
 static uint32_t make_fw_image(uint8_t *img, uint32_t len, const char *rev)
 {
     nh_pattern(img, len, 99);

@@ -300,7 +300,7 @@ END_TEST
  * for host I/O, a bare qtest clock_step answered FAIL and libqtest's
  * qtest_clock_step_next() aborted.  It must always advance.  (With an
  * IOThread any of its timers that is due and not yet run makes that
- * answer: docs/robustness.md.)
+ * answer: docs/design/robustness.md.)
  */
 START_TEST(test_hold_lets_clock_step)
 {

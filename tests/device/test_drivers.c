@@ -1,5 +1,5 @@
 /*
- * What guest drivers other than Linux's depend on (docs/guests.md, the
+ * What guest drivers other than Linux's depend on (docs/guide/guests.md, the
  * driver-expectation table): one test per behaviour, named after the
  * driver that needs it.
  *

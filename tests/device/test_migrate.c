@@ -1,6 +1,6 @@
 /*
  * Migration and snapshots: two QEMUs over qtest, the source migrating to
- * a destination started with -incoming (docs/migration.md).  What is in
+ * a destination started with -incoming (docs/guide/migration.md).  What is in
  * flight arrives and completes at the same virtual time as it would
  * have without the migration; queues, shadow doorbells, events,
  * namespaces and SMART go on; savevm / loadvm returns the drive to the

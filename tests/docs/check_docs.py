@@ -8,7 +8,7 @@ Kinds of claim checked (each a TAP line):
   tests      every meson test a doc names (`guest-NAME`, `device-NAME`,
              `plugin-...`) is registered
   functions  every `name()` a doc names is defined here or in QEMU
-  cmd-table  docs/usage.md's *Commands* table is the drive's command sets
+  cmd-table  docs/guide/usage.md's *Commands* table is the drive's command sets
              (include/h3100/nvme-cmds.h, read by the C preprocessor)
   log-table  its *Log pages* table is the drive's pages
              (include/h3100/log-pages.h)
@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["README.md", "docs/*.md", "tests/*/README.md", "docs/procedures/*.md"]
+DOCS = ["README.md", "docs/*.md", "docs/*/*.md", "tests/*/README.md", "docs/procedures/*.md"]
 TOP = ("scripts/", "tests/", "hw/", "models/", "include/", "tools/",
        "docs/", "plugin/", ".ci/")
 SRC_DIRS = ("hw", "models", "include", "tools", "tests", "plugin", "scripts")
@@ -203,9 +203,9 @@ def help_text(prog, cache):
 
 
 # scripts that hand the options they do not know to another
-PASSES_ON = {"scripts/sql-compare.sh": ["scripts/sql-bench.sh"],
-             "scripts/main.sh": ["scripts/sql-bench.sh",
-                                 "scripts/sql-compare.sh",
+PASSES_ON = {"scripts/bench/sql-compare.sh": ["scripts/bench/sql-bench.sh"],
+             "scripts/main.sh": ["scripts/bench/sql-bench.sh",
+                                 "scripts/bench/sql-compare.sh",
                                  "build/tools/h3100-sim"]}
 
 
@@ -380,7 +380,7 @@ def nvme_cmds(ctx):
 
 
 def check_cmd_table(ctx):
-    usage = ctx.root / "docs/usage.md"
+    usage = ctx.root / "docs/guide/usage.md"
     code = nvme_cmds(ctx)
     if code is None:
         return ["include/h3100/nvme-cmds.h: the C preprocessor cannot read "
@@ -389,21 +389,21 @@ def check_cmd_table(ctx):
            for n, cells in table(usage.read_text(), "Commands")
            for op in hexes(cells[1])}
     return set_diff("command", doc, {f"{s} {o:02X}h" for s, o in code},
-                    "docs/usage.md *Commands* vs include/h3100/nvme-cmds.h")
+                    "docs/guide/usage.md *Commands* vs include/h3100/nvme-cmds.h")
 
 
 def check_id_table(ctx, header, macro, heading, what):
-    """docs/usage.md's table under HEADING lists (as NNh in its first
+    """docs/guide/usage.md's table under HEADING lists (as NNh in its first
     column) exactly the first arguments of include/h3100/HEADER's MACRO"""
     got = x_list(ctx, header, [macro])
     if got is None:
         return [f"include/h3100/{header}: the C preprocessor cannot read it"]
     doc = set()
-    for n, cells in table((ctx.root / "docs/usage.md").read_text(), heading):
+    for n, cells in table((ctx.root / "docs/guide/usage.md").read_text(), heading):
         doc.update(hexes(cells[0]))
     return set_diff(what, {f"{v:02X}h" for v in doc},
                     {f"{v:02X}h" for _, v in got},
-                    f"docs/usage.md *{heading}* vs include/h3100/{header}")
+                    f"docs/guide/usage.md *{heading}* vs include/h3100/{header}")
 
 
 def check_log_table(ctx):
@@ -442,10 +442,10 @@ def item_names(cells):
 
 
 def check_log_layouts(ctx):
-    """docs/usage.md's C0h table has the byte ranges of the fields in
+    """docs/guide/usage.md's C0h table has the byte ranges of the fields in
     include/h3100/ocp-log.h; its CAh and CBh tables name the items of
     include/h3100/dapustor-log.h"""
-    usage = (ctx.root / "docs/usage.md").read_text()
+    usage = (ctx.root / "docs/guide/usage.md").read_text()
     bad = []
     code = ocp_fields(ctx)
     if code is None:
@@ -455,7 +455,7 @@ def check_log_layouts(ctx):
                           "Extended"):
         doc |= byte_ranges(cells[0])
     bad += set_diff("C0h bytes", doc, code,
-                    "docs/usage.md *C0h* vs include/h3100/ocp-log.h")
+                    "docs/guide/usage.md *C0h* vs include/h3100/ocp-log.h")
     for lid, heading, macro in (
             ("CAh", "CAh: DapuStor additional SMART", "H3100_DAPU_SMART_ITEMS"),
             ("CBh", "CBh: DapuStor extended additional SMART",
@@ -468,7 +468,7 @@ def check_log_layouts(ctx):
         for n, cells in table(usage, heading):
             doc |= item_names(cells)
         bad += set_diff(f"{lid} item", doc, {a[0] for _, a in rows},
-                        f"docs/usage.md *{lid}* vs include/h3100/"
+                        f"docs/guide/usage.md *{lid}* vs include/h3100/"
                         f"dapustor-log.h")
     return bad
 
@@ -494,7 +494,7 @@ def check_props(ctx):
     props = device_help(ctx)
     if props is None:
         return ["-device dapustor-h3100,help printed no properties"]
-    usage = ctx.root / "docs/usage.md"
+    usage = ctx.root / "docs/guide/usage.md"
     rows = table(usage.read_text(), "Properties")
     doc = {}
     for n, cells in rows:
@@ -506,7 +506,7 @@ def check_props(ctx):
                "failover_pair_id", "acpi-index", "x-pcie-err-unc-mask",
                "x-pcie-ari-nextfn-1", "x-max-bounce-buffer-size",
                "sriov-pf", "busnr", "x-pcie-ext-tag"}
-    where = "docs/usage.md *Properties* vs -device dapustor-h3100,help"
+    where = "docs/guide/usage.md *Properties* vs -device dapustor-h3100,help"
     bad = [f"{where}: property {k} is in the doc, not in the code"
            for k in sorted(set(doc) - set(props))]
     # the read-only and action properties have their own paragraphs
@@ -530,7 +530,7 @@ def check_props(ctx):
         m = re.fullmatch(r"`([^`\s]+)`", default)
         if name in props and m and props[name] and \
                 m.group(1) != props[name]:
-            bad.append(f"docs/usage.md:{n}: {name} defaults to "
+            bad.append(f"docs/guide/usage.md:{n}: {name} defaults to "
                        f"{m.group(1)}, the device's help says "
                        f"{props[name]}")
     return bad
@@ -540,13 +540,13 @@ def check_state_ver(ctx):
     m = re.search(r"#define\s+H3100_DS_VERSION\s+(\d+)",
                   (ctx.root / "hw/h3100-state.c").read_text())
     code = int(m.group(1))
-    text = (ctx.root / "docs/usage.md").read_text()
+    text = (ctx.root / "docs/guide/usage.md").read_text()
     a = text.index("## Persistent drive state")
     b = text.index("\n## ", a + 1)
     said = [int(v) for v in re.findall(r"\bversions? (\d+)", text[a:b])]
     said += [int(v) for v in re.findall(r"\bversions? \d+-(\d+)", text[a:b])]
     if not said or max(said) != code:
-        return [f"docs/usage.md *Persistent drive state*: newest version "
+        return [f"docs/guide/usage.md *Persistent drive state*: newest version "
                 f"named {max(said) if said else 'none'}, H3100_DS_VERSION "
                 f"is {code}"]
     return []
@@ -572,7 +572,7 @@ def check_params(ctx):
     h3100-sim --profile h3100-0.8t --show-config (within 2%: the doc
     rounds), converted to the key's unit (_ns keys)"""
     cfg = model_config(ctx, "h3100-0.8t")
-    doc = ctx.root / "docs/calibration.md"
+    doc = ctx.root / "docs/design/calibration.md"
     text = doc.read_text()
     bad = []
     for heading in re.findall(r"^#+ (.+)$", text, re.M):
@@ -593,7 +593,7 @@ def check_params(ctx):
                     said *= UNIT_NS.get(unit or "ns", 1)
                 have = float(cfg[k])
                 if abs(said - have) > 0.02 * max(abs(have), 1):
-                    bad.append(f"docs/calibration.md:{n}: {k} is {cells[1]}"
+                    bad.append(f"docs/design/calibration.md:{n}: {k} is {cells[1]}"
                                f", the model's h3100-0.8t has {cfg[k]}")
     return bad
 
@@ -666,36 +666,36 @@ def plant(root, path, old, new):
 
 
 PLANTS = [
-    ("paths", "docs/usage.md", "## Commands\n",
+    ("paths", "docs/guide/usage.md", "## Commands\n",
      "## Commands\n\nSee `scripts/no-such-script.sh`.\n"),
-    ("commands", "docs/guest.md", "scripts/guest-image.sh ",
-     "scripts/guest-image.sh --no-such-option "),
-    ("tests", "docs/guest.md", "## Quick start\n",
+    ("commands", "docs/dev/testing.md", "scripts/guest/guest-image.sh ",
+     "scripts/guest/guest-image.sh --no-such-option "),
+    ("tests", "docs/dev/testing.md", "## Quick start\n",
      "## Quick start\n\nRun `guest-no-such-test`.\n"),
-    ("functions", "docs/usage.md", "## Commands\n",
+    ("functions", "docs/guide/usage.md", "## Commands\n",
      "## Commands\n\nSee `h3100_no_such_function()`.\n"),
-    ("cmd-table", "docs/usage.md", "| admin | 84h | Sanitize |",
+    ("cmd-table", "docs/guide/usage.md", "| admin | 84h | Sanitize |",
      "| admin | 87h | No such command | planted |\n"
      "| admin | 84h | Sanitize |"),
-    ("log-table", "docs/usage.md", "| 05h | Commands Supported and Effects",
+    ("log-table", "docs/guide/usage.md", "| 05h | Commands Supported and Effects",
      "| 09h | Endurance Group | planted |\n| 05h | Commands Supported and "
      "Effects"),
-    ("feat-table", "docs/usage.md", "| 0Eh | Timestamp |",
+    ("feat-table", "docs/guide/usage.md", "| 0Eh | Timestamp |",
      "| 0Ch | Autonomous Power State Transition | planted |\n"
      "| 0Eh | Timestamp |"),
-    ("log-layouts", "docs/usage.md", "| 120 | % free blocks |",
+    ("log-layouts", "docs/guide/usage.md", "| 120 | % free blocks |",
      "| 121 | % free blocks |"),
-    ("log-layouts", "docs/usage.md", "| `timed_workload_timer` |",
+    ("log-layouts", "docs/guide/usage.md", "| `timed_workload_timer` |",
      "| `timed_workload_minutes` |"),
-    ("props", "docs/usage.md", "| `max-ioqpairs` | `128` |",
+    ("props", "docs/guide/usage.md", "| `max-ioqpairs` | `128` |",
      "| `max-ioqpairs` | `64` |"),
-    ("props", "docs/telemetry.md", "dapustor-h3100,drive=d0,",
+    ("props", "docs/guide/telemetry.md", "dapustor-h3100,drive=d0,",
      "dapustor-h3100,drive=d0,no-such-property=1,"),
-    ("state-ver", "docs/usage.md", "since version 5",
+    ("state-ver", "docs/guide/usage.md", "since version 5",
      "since version 4"),
     ("timeouts", "tests/device/test_hostile.c", "tcase_set_timeout(tc, 540)",
      "tcase_set_timeout(tc, 900)"),
-    ("params", "docs/calibration.md", "| cores | 4 |", "| cores | 6 |"),
+    ("params", "docs/design/calibration.md", "| cores | 4 |", "| cores | 6 |"),
 ]
 
 

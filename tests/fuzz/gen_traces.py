@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The device's qtest corpus: structure-aware traces that reach its I/O path.
 
-generic-fuzz seldom gets past the queue set-up (docs/robustness.md), so
+generic-fuzz seldom gets past the queue set-up (docs/design/robustness.md), so
 this generator writes what a driver would, as qtest protocol lines: BAR0
 and the PCI command register set through config space, the admin queue,
 the controller enabled, I/O queue pairs created (INTx or MSI-X), then

@@ -2,7 +2,7 @@
 # Shared by the guest tests (tests/guest/test_guest_*.sh); source it.
 #
 # Host side: ok/bad/check count results; run_guest boots the guest
-# (scripts/guest-run.sh) on a backing file with a script, checks that it
+# (scripts/guest/guest-run.sh) on a backing file with a script, checks that it
 # ran, and passes through the "ok - " / "not ok - " lines the guest script
 # printed (counting them), other lines as "# " comments; finish prints
 # 'N passed, N failed' and exits 1 on a failure.
@@ -15,8 +15,8 @@
 # `virsh shutdown`, QMP system_powerdown).
 # shellcheck disable=SC2034  # variables are used by the sourcing tests
 set -uo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 case ${1:-} in
 -h|--help) h3100_usage "$0"; exit 0 ;;  # the test's header comment
 -*) h3100_die "unknown option: $1 (the argument is a QEMU binary; try --help)" ;;
@@ -26,7 +26,7 @@ if [ "${H3100_GUEST_TESTS:-1}" = 0 ]; then
     exit 77
 fi
 GUEST_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-GUEST_RUN=$GUEST_HERE/../../scripts/guest-run.sh
+GUEST_RUN=$GUEST_HERE/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && [ -n "$1" ] && qemu_args=(--qemu "$1")
 

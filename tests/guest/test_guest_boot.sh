@@ -5,7 +5,7 @@
 #
 #   tests/guest/test_guest_boot.sh [QEMU]
 #
-# Two bootable images (scripts/boot-image.sh: GPT, ESP with kernel,
+# Two bootable images (scripts/guest/boot-image.sh: GPT, ESP with kernel,
 # initramfs, systemd-boot and syslinux), one on the H3100 (h3100.boot=h3100
 # on its kernel command line), one on a virtio-blk disk (h3100.boot=other).
 # No -kernel: the firmware reads kernel and initramfs through its own

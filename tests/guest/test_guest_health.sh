@@ -8,7 +8,7 @@
 # then `nvme ocp smart-add-log` reports physical media (NAND) bytes written
 # larger than the host bytes of `nvme smart-log`, and h3100-vlog (copied
 # in) decodes the model log D0h: WAF x1000 = NAND / host bytes, reclaim
-# runs > 0; and Debian 13's nvme-cli (scripts/guest-nvme-cli.sh trixie, copied
+# runs > 0; and Debian 13's nvme-cli (scripts/guest/guest-nvme-cli.sh trixie, copied
 # in with its libraries) reads DapuStor's log CAh with `nvme dapustor
 # smart-log-add`: host and NAND bytes / 32 MiB and the erase counts as
 # D0h has them, and from the extended page CBh the lifetime WAF, the
@@ -32,7 +32,7 @@ truncate -s $((56 * 1024 * 1024)) "$disk"
 sim=$(dirname "$vlog")/h3100-sim
 tlog=$(dirname "$vlog")/h3100-tlog
 # Debian 13's nvme-cli, with the DapuStor plugin, and what it runs on
-nvme13=$("$GUEST_HERE/../../scripts/guest-nvme-cli.sh" trixie) || nvme13=''
+nvme13=$("$GUEST_HERE/../../scripts/guest/guest-nvme-cli.sh" trixie) || nvme13=''
 nvme13_files=()
 for f in "${nvme13:-/nonexistent}"/*; do [ -f "$f" ] && nvme13_files+=(--file "$f"); done
 # what heavy throttling takes off (the profile's throttle_heavy_pct)
@@ -132,7 +132,7 @@ exit $GUEST_FAIL
 GUEST
 } >"$tmp/hot.sh"
 
-[ -n "$nvme13" ]; check $? "Debian 13's nvme-cli for the guest (scripts/guest-nvme-cli.sh trixie)"
+[ -n "$nvme13" ]; check $? "Debian 13's nvme-cli for the guest (scripts/guest/guest-nvme-cli.sh trixie)"
 if [ -x "$vlog" ]; then
     run_guest wear "$disk" "$tmp/wear.sh" --file "$vlog" "${nvme13_files[@]}" \
         --device-opts "model-params=$tiny,timing=off"

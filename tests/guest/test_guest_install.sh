@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Guest install test: Debian installed on the H3100 through the emulated
 # drive boots through UEFI into systemd, reboots and powers off
-# (scripts/install-debian.sh, which prints the ok / not ok lines).
+# (scripts/guest/install-debian.sh, which prints the ok / not ok lines).
 #
 #   tests/guest/test_guest_install.sh [QEMU]
 #
@@ -15,7 +15,7 @@ if [ "$(id -u)" != 0 ]; then
     echo "1..0 # SKIP debootstrap needs root"
     exit 77
 fi
-H3100_QEMU=${1:-${H3100_QEMU:-}} "$GUEST_HERE/../../scripts/install-debian.sh" \
+H3100_QEMU=${1:-${H3100_QEMU:-}} "$GUEST_HERE/../../scripts/guest/install-debian.sh" \
     --out "$tmp/debian" >"$tmp/install.out" 2>"$tmp/install.err"
 rc=$?
 sed 's/^/# /' "$tmp/install.err"

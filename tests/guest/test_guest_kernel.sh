@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Guest kernel-generation test: one boot of one of Debian's cloud kernels
-# (5.10, 6.1, 6.12, newest: scripts/guest-image.sh --kernel) with the
+# (5.10, 6.1, 6.12, newest: scripts/guest/guest-image.sh --kernel) with the
 # drive, and with nvme-cli of three generations in the guest: the image's
 # (the host's, 2.3 on Debian 12), bullseye's 1.12 and sid's newest
-# (scripts/guest-nvme-cli.sh, unpacked, not installed).
+# (scripts/guest/guest-nvme-cli.sh, unpacked, not installed).
 #
 #   tests/guest/test_guest_kernel.sh [QEMU]    (H3100_TEST_KERNEL=5.10 ...)
 #
@@ -24,7 +24,7 @@
 #                rescan), write and read each, detach and delete them
 #   kernel log   no nvme line at warning level or worse
 # Then, from the device's trace events, what this driver generation used
-# of the drive (docs/guests.md): the features it set, shadow doorbells,
+# of the drive (docs/guide/guests.md): the features it set, shadow doorbells,
 # SGLs, the logs it read, polled queues.
 # Prints ok / not ok lines and 'N passed, N failed'.
 # Environment: H3100_TEST_KERNEL (5.10 | 6.1 | 6.12 | newest; default the
@@ -43,8 +43,8 @@ did=$(awk '$2 == "H3100_PCI_DEVICE_ID" { print $3 }' "$hdr")
 # the other generations of nvme-cli, one archive each
 files=()
 for s in bullseye sid; do
-    d=$("$scripts/guest-nvme-cli.sh" "$s" 2>"$tmp/nvme-$s.err")
-    check $? "nvme-cli of $s for the guest (scripts/guest-nvme-cli.sh $s)"
+    d=$("$scripts/guest/guest-nvme-cli.sh" "$s" 2>"$tmp/nvme-$s.err")
+    check $? "nvme-cli of $s for the guest (scripts/guest/guest-nvme-cli.sh $s)"
     [ -n "$d" ] || { sed 's/^/# /' "$tmp/nvme-$s.err"; continue; }
     tar -C "$d" -cf "$tmp/nvme-$s.tar" .
     files+=(--file "$tmp/nvme-$s.tar")
@@ -237,7 +237,7 @@ echo "# driver $label: set-features fids ${feats:-none}; get-features fids ${gfe
      "polled CQs $polled; SGL descriptors $sgls; directives $dirs; namespaces found by" \
      "$(sed -n 's/^@rescan //p' "$tmp/$label.out")"
 [ -n "$feats" ] && [ -n "$cns" ]; check $? "$label: the trace shows the driver's admin commands"
-# what every generation tested does (docs/guests.md): the drive's SGLs
+# what every generation tested does (docs/guide/guests.md): the drive's SGLs
 # (fio's 128 KiB writes are over Linux's 32 KiB sgl_threshold) and
 # asynchronous event configuration (fid 0xb)
 [ "$sgls" -gt 0 ]; check $? "$label: the driver sent SGLs ($sgls descriptors)"

@@ -7,7 +7,7 @@
 #
 # For each format, boot 1: fio writes 64 MiB of 4 KiB random writes with
 # crc32c headers (libaio, QD16, O_DIRECT, no fsync); as soon as fio has
-# returned, the host kills QEMU with SIGKILL (scripts/guest-run.sh
+# returned, the host kills QEMU with SIGKILL (scripts/guest/guest-run.sh
 # --kill-on).  Boot 2 (a new QEMU process, same image): fio --verify_only
 # of the same job.  qcow2 images must also pass `qemu-img check` (leaked
 # clusters are allowed: they are what a crash leaves, not corruption).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libvirt test (docs/migration.md, *libvirt*; docs/libvirt.md): `virsh
+# libvirt test (docs/guide/migration.md, *libvirt*; docs/guide/libvirt.md): `virsh
 # define`, `start`, `save` and `restore` of a domain with the drive, with
 # Debian's libvirt, while the guest writes: every block fio wrote reads
 # back; then `virsh shutdown` (the guest waits for the ACPI power button)
@@ -14,7 +14,7 @@
 # (XDG_*_HOME, XDG_RUNTIME_DIR), and stops it at the end: nothing is left
 # running or installed on the host (the packages are the test set-up's:
 # scripts/install-deps.sh --qemu).  The domain boots the test guest
-# (scripts/guest-run.sh --make-initrd) on QEMU as <emulator>, the drive
+# (scripts/guest/guest-run.sh --make-initrd) on QEMU as <emulator>, the drive
 # given by <qemu:commandline> (libvirt does not know the device).
 # Prints ok / not ok lines and 'N passed, N failed'.
 # Environment: TMPDIR; H3100_GUEST_TESTS=0 skips.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Guest migration test (docs/migration.md): a Linux guest keeps every block
+# Guest migration test (docs/guide/migration.md): a Linux guest keeps every block
 # it wrote and the drive's counters go on across a live migration and a
 # save to a file restored in a fresh QEMU; savevm / loadvm on qcow2 take
 # the drive back to the snapshot's data and counters; under -icount a
@@ -11,7 +11,7 @@
 # 1. fio writes 2 x 48 MiB of 4 KiB random writes with crc32c headers
 #    (libaio, QD16, O_DIRECT): the VM migrates live to a new QEMU while
 #    the first runs, and is saved to a file and restored in another while
-#    the second runs (scripts/guest-run.sh --migrate-on); then fio
+#    the second runs (scripts/guest/guest-run.sh --migrate-on); then fio
 #    --verify_only reads every block back, SMART's Data Units Written grew
 #    by what fio wrote, and the kernel logged no NVMe time-out or reset.
 # 2. On qcow2: 4 MiB written, `savevm s1`, 4 MiB written over it, `loadvm

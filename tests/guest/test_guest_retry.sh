@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/guest-run.sh boots a guest once more only when it hung, or its
+# scripts/guest/guest-run.sh boots a guest once more only when it hung, or its
 # kernel reported an RCU stall, before the script began; a hang once the
 # script runs is a failure.  QEMU here is a stand-in that plays each case
 # on the two serial files (the real image's initramfs is still built).

@@ -12,8 +12,8 @@
 # Environment: H3100_ACCEL (auto|kvm|tcg), H3100_CACHE, TMPDIR;
 # H3100_GUEST_TESTS=0 skips (exit 77, meson's SKIP).
 set -uo pipefail
-# shellcheck source=scripts/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 case ${1:-} in
 -h|--help) h3100_usage "$0"; exit 0 ;;  # the test's header comment
 -*) h3100_die "unknown option: $1 (the argument is a QEMU binary; try --help)" ;;
@@ -23,7 +23,7 @@ if [ "${H3100_GUEST_TESTS:-1}" = 0 ]; then
     exit 77
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-run=$here/../../scripts/guest-run.sh
+run=$here/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && qemu_args=(--qemu "$1")
 

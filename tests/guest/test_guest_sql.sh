@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Guest SQL test (scripts/sql-bench.sh, scripts/sql-compare.sh), short:
+# Guest SQL test (scripts/bench/sql-bench.sh, scripts/bench/sql-compare.sh), short:
 #  - the main command's workload, small (MariaDB + sysbench oltp_read_write
 #    in the guest on a full-size 0.8 TB H3100; a prepared database, -icount),
 #    on the H3100 with its timing off and on (sql-compare.sh): the read
@@ -41,9 +41,9 @@ before=$(db_pkgs)
 # 0.8 s with an 8 MiB buffer pool): off/on gave 61.47/61.71, 61.70/61.69
 # (2 vCPUs), 31.26/26.89, 33.69/32.59 and 29.87/30.58 (1 vCPU) on five
 # preparations.  The TPS effect is measured on the main command's default
-# workload (docs/sql.md), not here.
+# workload (docs/guide/sql.md), not here.
 db=(--workdir "$tmp/sql" --tables 4 --table-size 50000 --buffer-pool 8)
-"$scripts/sql-compare.sh" ${1:+--qemu "$1"} --configs off,fresh --out "$tmp/cmp" \
+"$scripts/bench/sql-compare.sh" ${1:+--qemu "$1"} --configs off,fresh --out "$tmp/cmp" \
     "${db[@]}" --threads 1 --duration 5 >"$tmp/cmp.out" 2>"$tmp/cmp.err"
 rc=$?
 check $rc "sql-compare.sh --configs off,fresh ran (rc $rc)"
@@ -74,7 +74,7 @@ check $? "both runs booted the one prepared database"
 
 # --- sysbench's other two OLTP scripts on the same database, plain TCG -----------
 for w in oltp_read_only oltp_write_only; do
-    "$scripts/sql-bench.sh" ${1:+--qemu "$1"} "${db[@]}" --workload "$w" \
+    "$scripts/bench/sql-bench.sh" ${1:+--qemu "$1"} "${db[@]}" --workload "$w" \
         --icount-shift none --duration 5 --timeout 600 --summary "$tmp/$w.sum" \
         >"$tmp/$w.out" 2>"$tmp/$w.err"
     rc=$?
@@ -89,7 +89,7 @@ awk -v w="$waf" 'BEGIN { exit !(w + 0 >= 1) }'
 check $? "oltp_write_only: the drive's WAF during the run from its model log ($waf)"
 
 # --- pgbench, two instances on two partitions, made in the run's boot ------------
-"$scripts/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
+"$scripts/bench/sql-bench.sh" ${1:+--qemu "$1"} --workdir "$tmp/pg" --workload pgbench \
     --scale 2 --instances 2 --threads 2 --duration 5 --buffer-pool 16 \
     --unprepared --icount-shift none --timeout 600 \
     --summary "$tmp/pg.sum" >"$tmp/pg.out" 2>"$tmp/pg.err"

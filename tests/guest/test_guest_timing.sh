@@ -4,11 +4,11 @@
 #
 #   tests/guest/test_guest_timing.sh [QEMU]
 #
-# Runs scripts/bench-guest-timing.sh with two timing=off boots, one
+# Runs scripts/bench/bench-guest-timing.sh with two timing=off boots, one
 # timing=on boot and short jobs (--runtime 0.1): fio QD1 in the guest with timing=on minus
 # timing=off against h3100-sim's figure, the 4 KiB read and write within
 # +-5%, the 128 KiB read within +-8% (its baseline is not yet steady, see
-# docs/benchmarks.md).  Then, from the same run, the two timing=off boots
+# docs/design/benchmarks.md).  Then, from the same run, the two timing=off boots
 # of each 4 KiB job must give the same fio mean latency (within 0.5%): the
 # device's own work (the SQ fetched at the doorbell, the vCPU waiting for
 # the block layer) takes no virtual time, so the host's speed and load
@@ -19,7 +19,7 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
-bench=$GUEST_HERE/../../scripts/bench-guest-timing.sh
+bench=$GUEST_HERE/../../scripts/bench/bench-guest-timing.sh
 sim_args=()
 # the simulator of the same build as the QEMU under test
 if [ $# -ge 1 ] && [ -x "$(dirname "$1")/tools/h3100-sim" ]; then
@@ -41,7 +41,7 @@ done
 
 # "[bench-guest-timing]   timing=off JOB: mean X us, N IOPS", one per boot;
 # not read-128k: its baseline moved by 20% between boots in one run of
-# four (docs/benchmarks.md)
+# four (docs/design/benchmarks.md)
 for j in randread-4k randwrite-4k; do
     spread=$(awk -v j="$j:" '$2 == "timing=off" && $3 == j {
             v = $5 + 0; n++

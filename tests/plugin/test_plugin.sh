@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The plugin's loader, wrapper and package (docs/plugin.md).
+# The plugin's loader, wrapper and package (docs/guide/plugin.md).
 #
 #   tests/plugin/test_plugin.sh PLUGIN_DIR IN_TREE_QEMU
 #

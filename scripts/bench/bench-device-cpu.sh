@@ -1,0 +1,368 @@
+#!/usr/bin/env bash
+# The device's host CPU per command (issue 28 item 1): a Linux guest
+# issues a known number of NVMe commands (fio, 4 KiB random read and
+# write at QD1 and QD32, and QD32 submitted 32 at a time, on a null-co
+# backend), and the run time of each QEMU thread, read from
+# /proc/PID/task/TID/schedstat before and after each job, is divided by
+# the commands the drive counted (SMART host read + write commands).  The
+# device's thread is the main loop (or its IOThread with --configs
+# iothread; the main loop and both IOThreads with iot1 and iot2); the
+# same run measures QEMU's own nvme device on the same machine and
+# workload, and gives the ratio.  iot1 and iot2 compare one IOThread
+# with two for the I/O queues (iothread-vq-mapping): a 2-vCPU guest, fio
+# with two jobs, one per vCPU, so Linux submits on qid 1 and qid 2; in
+# iot1 both queues are io1's, in iot2 qid 1 is io1's and qid 2 io2's.
+#
+#   scripts/bench/bench-device-cpu.sh [options]
+#
+#   --configs LIST    comma-separated, in order (default all):
+#                       nvme      QEMU's nvme (-device nvme), the reference
+#                       off       dapustor-h3100,timing=off
+#                       on        dapustor-h3100 (timing on, the default)
+#                       iothread  timing on, iothread=io0
+#                       vwc       timing on, vwc=on (volatile write cache)
+#                       mix       timing on, the hostile mix: 512 B to
+#                                 128 KiB, aligned and not, reads and
+#                                 writes, QD16 (its one job)
+#                       iot1      timing on, -smp 2, qids 1 and 2 in one
+#                                 IOThread (its jobs: QD32 random read
+#                                 and write, two fio jobs, one per vCPU)
+#                       iot2      the same, qid 1 and qid 2 in two
+#   --commands N      commands per job (default 20000)
+#   --perf CONFIG     also profile the device thread (perf record) during
+#                     CONFIG's QD32 random read, and print where its time
+#                     goes (default on; none: no profile)
+#   --out DIR         the table (cpu.txt), the samples (samples.txt), the
+#                     profile and the plot (default $H3100_CACHE/bench-device-cpu)
+#   --qemu PATH       default build/qemu-system-x86_64 (or $H3100_QEMU)
+#
+# The columns: ns of the device thread per command, less what it spends
+# idle (its run time per second in a 3 s idle phase of the same boot,
+# times the job's wall time), and the vCPU threads' ns per command (the
+# guest, and under TCG the doorbell writes' MMIO handlers).  Under TCG a
+# guest issues commands slowly, so the figure is the device's cost per
+# command with the host's caches shared with an emulated CPU: an upper
+# bound of what it costs under KVM.  docs/design/benchmarks.md, *Host CPU per
+# command*.
+set -euo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
+
+qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+configs=nvme,off,on,iothread,vwc,mix,iot1,iot2
+commands=20000
+perf_cfg=on
+out=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/bench-device-cpu
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --configs) h3100_need "$@"; configs=$2; shift ;;
+    --commands) h3100_need "$@"; commands=$2; shift ;;
+    --perf) h3100_need "$@"; perf_cfg=$2; shift ;;
+    --out) h3100_need "$@"; out=$2; shift ;;
+    --qemu) h3100_need "$@"; qemu=$2; shift ;;
+    -h|--help) h3100_usage "$0"; exit 0 ;;
+    *) h3100_die "unknown option: $1 (try --help)" ;;
+    esac
+    shift
+done
+[[ $commands =~ ^[1-9][0-9]*$ ]] || h3100_die "--commands: a positive integer"
+IFS=, read -r -a cfgs <<<"$configs"
+for c in "${cfgs[@]}"; do
+    case $c in nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
+    *) h3100_die "--configs: nvme, off, on, iothread, vwc, mix, iot1 or iot2, not '$c'" ;;
+    esac
+done
+case $perf_cfg in none|nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
+*) h3100_die "--perf: a configuration or none" ;;
+esac
+[ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+if [ "$perf_cfg" != none ] && ! command -v perf >/dev/null; then
+    h3100_die "--perf needs perf (apt install linux-perf), or --perf none"
+fi
+
+say() { printf '[bench-device-cpu] %s\n' "$*" >&2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-devcpu.XXXXXX")
+watch_pid=''
+cleanup() {
+    [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$out"
+dbytes=$((1024 * 1024 * 1024))
+
+# --- the guest script ----------------------------------------------------------
+# Each job between two marks; after each mark the guest sleeps 1 s so the
+# host samples the threads while the device is idle.  The commands are
+# the drive's own count (SMART), for either device.
+{
+    echo "N=$commands"
+    cat <<'GUEST'
+cmds() {
+    nvme smart-log /dev/nvme0 | awk -F: '/^host_(read|write)_commands/ {
+        gsub(/[ ,]/, "", $2); n += $2 } END { print n + 0 }'
+}
+mark() { echo "@@MARK $*"; sleep 1; }
+job() {  # job NAME FIO-OPTIONS...
+    name=$1; shift
+    c0=$(cmds)
+    mark begin "$name"
+    fio --name="$name" --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
+        --size=512M --io_size=1T --number_ios="$N" \
+        --randrepeat=1 --norandommap=1 --output-format=terse --terse-version=3 \
+        "$@" >/tmp/j.t 2>/tmp/j.e || { cat /tmp/j.e; exit 1; }
+    mark end "$name"
+    c1=$(cmds)
+    echo "@@CMDS $name $((c1 - c0))"
+}
+fio --name=fill --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
+    --rw=write --bs=128k --iodepth=8 --size=512M >/dev/null 2>&1 || exit 1
+mark begin idle
+sleep 3
+mark end idle
+echo "@@CMDS idle 0"
+if [ "$IOT" = 1 ]; then
+    # one job per vCPU: blk-mq maps CPU N's submissions to qid N + 1
+    set -- --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split \
+        --group_reporting
+    job randread-qd32x2 --rw=randread --bs=4k --iodepth=32 "$@"
+    job randwrite-qd32x2 --rw=randwrite --bs=4k --iodepth=32 "$@"
+elif [ "$MIX" = 1 ]; then
+    job mix --rw=randrw --rwmixread=50 --iodepth=16 \
+        --bssplit=512/15:4k/40:8k/15:64k/15:128k/15 --blockalign=512
+else
+    job randread-qd1 --rw=randread --bs=4k --iodepth=1
+    job randread-qd32 --rw=randread --bs=4k --iodepth=32
+    job randwrite-qd1 --rw=randwrite --bs=4k --iodepth=1
+    job randwrite-qd32 --rw=randwrite --bs=4k --iodepth=32
+    # 32 commands per doorbell, and fio waits for all 32: one wake-up
+    # of the device thread serves many commands
+    job randread-qd32-batch --rw=randread --bs=4k --iodepth=32 \
+        --iodepth_batch_submit=32 --iodepth_batch_complete_min=32
+fi
+GUEST
+} >"$tmp/guest.body"
+
+# --- the host side --------------------------------------------------------------
+# threads PID: "NAME RUNTIME_NS" per thread (names with -name
+# debug-threads=on: the main loop is the process's own name, vCPUs
+# "CPU N/TCG", IOThreads "IO ID")
+threads() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        printf '%s\t%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" \
+            "$(cut -d' ' -f1 "$t/schedstat" 2>/dev/null)" \
+            "$(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "$t/status" 2>/dev/null)"
+    done
+}
+# sample CFG WHAT NAME: the threads' run times now, one line each, into
+# samples.txt: CFG WHAT NAME NOW_NS THREAD RUNTIME_NS SLEEPS (voluntary
+# context switches: each one a wait the thread was woken from)
+sample() {
+    local now pid
+    pid=$(cat "$tmp/qemu.pid" 2>/dev/null) || return 0
+    now=$(date +%s%N)
+    threads "$pid" | while IFS=$'\t' read -r tname rt sw; do
+        printf '%s %s %s %s %s %s %s\n' "$1" "$2" "$3" "$now" "${tname// /_}" "${rt:-0}" "${sw:-0}"
+    done >>"$tmp/samples.txt"
+}
+# the device thread's name in CFG (iot1, iot2: the first of three)
+dev_thread() {
+    case $1 in
+    iothread) echo IO_io0 ;;
+    iot1|iot2) echo IO_io1 ;;
+    *) echo qemu-system-x86 ;;
+    esac
+}
+# watch CFG: sample at each mark the guest prints; perf during one job.
+# Ends at the guest's end line (tail follows until this script exits,
+# at the latest).
+watch() {
+    local cfg=$1 line what name ppid='' tid tpid
+    rm -f "$tmp/watch.fifo"
+    mkfifo "$tmp/watch.fifo"
+    tail -n +1 -F --pid=$$ "$tmp/run.err" >"$tmp/watch.fifo" 2>/dev/null &
+    tpid=$!
+    while IFS= read -r line; do
+        case $line in
+        *'@@MARK '*)
+            read -r what name <<<"${line#*@@MARK }"
+            if [ "$what" = end ] && [ -n "$ppid" ]; then
+                kill -INT "$ppid" 2>/dev/null || true
+                wait "$ppid" 2>/dev/null || true
+                ppid=''
+            fi
+            sample "$cfg" "$what" "$name"
+            if [ "$what" = begin ] && [ "$cfg" = "$perf_cfg" ] &&
+               [ "$name" = randread-qd32 ]; then
+                tid=$(pid_of_thread "$(dev_thread "$cfg")")
+                perf record -q -g -t "$tid" -o "$out/perf-$cfg.data" \
+                    >/dev/null 2>&1 &
+                ppid=$!
+            fi
+            ;;
+        *'===H3100-GUEST-END'*) break ;;
+        esac
+    done <"$tmp/watch.fifo"
+    kill "$tpid" 2>/dev/null || true
+}
+pid_of_thread() {
+    local t pid
+    pid=$(cat "$tmp/qemu.pid")
+    for t in /proc/"$pid"/task/*; do
+        [ "$(tr ' ' _ <"$t/comm")" = "$1" ] && { basename "$t"; return; }
+    done
+    echo "$pid"
+}
+
+device_args() {
+    local d="driver=null-co,size=$dbytes,read-zeroes=on,if=none,id=d0"
+    local h="dapustor-h3100,drive=d0,capacity=0.8T,model-params=user_bytes=$dbytes"
+    case $1 in
+    nvme) echo "-drive $d -device nvme,drive=d0,serial=bench" ;;
+    off) echo "-drive $d -device $h,timing=off" ;;
+    on|mix) echo "-drive $d -device $h" ;;
+    iothread) echo "-object iothread,id=io0 -drive $d -device $h,iothread=io0" ;;
+    vwc) echo "-drive $d -device $h,vwc=on" ;;
+    iot1|iot2)
+        # a list of structs: JSON -device, one word (no spaces)
+        local m='{"iothread":"io1","vqs":[1,2]}'
+        [ "$1" = iot1 ] || m='{"iothread":"io1","vqs":[1]},{"iothread":"io2","vqs":[2]}'
+        printf '%s' "-object iothread,id=io1 -object iothread,id=io2 -drive $d "
+        printf '%s' "-device {\"driver\":\"dapustor-h3100\",\"drive\":\"d0\","
+        printf '%s' "\"capacity\":\"0.8T\",\"model-params\":\"user_bytes=$dbytes\","
+        printf '%s\n' "\"iothread-vq-mapping\":[$m]}"
+        ;;
+    esac
+}
+# vCPUs of CFG's guest
+smp() { case $1 in iot1|iot2) echo 2 ;; *) echo 1 ;; esac; }
+
+: >"$tmp/samples.txt"
+for cfg in "${cfgs[@]}"; do
+    { echo "MIX=$([ "$cfg" = mix ] && echo 1 || echo 0)"
+      echo "IOT=$(case $cfg in iot1|iot2) echo 1 ;; *) echo 0 ;; esac)"
+      cat "$tmp/guest.body"; } >"$tmp/guest.sh"
+    : >"$tmp/run.err"
+    rm -f "$tmp/qemu.pid"
+    watch "$cfg" &
+    watch_pid=$!
+    say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
+    # shellcheck disable=SC2046  # the device's options are words
+    if ! "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --accel tcg --smp "$(smp "$cfg")" \
+        --no-disk --stream --pidfile "$tmp/qemu.pid" --timeout 900 "$tmp/guest.sh" -- \
+        -name "bench-$cfg,debug-threads=on" $(device_args "$cfg") \
+        >"$tmp/run.out" 2>>"$tmp/run.err"; then
+        sed 's/^/  | /' "$tmp/run.out" "$tmp/run.err" >&2
+        h3100_die "the guest run of $cfg failed (output above)"
+    fi
+    sleep 0.5
+    kill "$watch_pid" 2>/dev/null || true
+    wait "$watch_pid" 2>/dev/null || true
+    watch_pid=''
+    grep '^@@CMDS ' "$tmp/run.out" | sed "s/^@@CMDS /$cfg /" >>"$tmp/cmds.txt"
+done
+cp "$tmp/samples.txt" "$out/samples.txt"
+
+# --- the table ------------------------------------------------------------------
+# rows.txt, per config and job: CONFIG JOB COMMANDS WALL_NS DEVICE_NS
+# VCPU_NS WAKES, the device thread's run time and wake-ups between the
+# job's marks less its idle phase's rate times the job's wall time (at
+# least 0)
+awk -v cmdsfile="$tmp/cmds.txt" -v io="$(dev_thread iothread)" -v main="$(dev_thread on)" '
+    BEGIN { while ((getline l < cmdsfile) > 0) { split(l, f, " "); cmds[f[1] " " f[2]] = f[3] } }
+    {
+        key = $1 " " $3; side = $2; t = $5; v = $6
+        wall[key, side] = $4
+        if (t == ($1 == "iothread" ? io : main) ||
+            ($1 ~ /^iot[12]$/ && t ~ /^IO_io[12]$/)) { dev[key, side] += v; sw[key, side] += $7 }
+        if (t ~ /^CPU_[0-9]+\/TCG$/) cpu[key, side] += v
+        if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+    }
+    END {
+        for (i = 1; i <= n; i++) {
+            k = order[i]; split(k, p, " ")
+            w = wall[k, "end"] - wall[k, "begin"]
+            d = dev[k, "end"] - dev[k, "begin"]
+            c = cpu[k, "end"] - cpu[k, "begin"]
+            z = sw[k, "end"] - sw[k, "begin"]
+            if (p[2] == "idle") { idle[p[1]] = w > 0 ? d / w : 0; izz[p[1]] = w > 0 ? z / w : 0; continue }
+            d -= idle[p[1]] * w; z -= izz[p[1]] * w
+            printf "%s %s %d %.0f %.0f %.0f %.0f\n", p[1], p[2], cmds[k], w, (d > 0 ? d : 0), c, (z > 0 ? z : 0)
+        }
+    }' "$tmp/samples.txt" >"$tmp/rows.txt"
+
+{
+    printf '%-9s %-20s %8s %7s %12s %8s %8s %11s\n' config job commands kIOPS 'device ns' ns/cmd wakes/cmd 'vCPU ns/cmd'
+    awk '{
+        n = $3; w = $4; d = $5; z = $7
+        printf "%-9s %-20s %8d %7.1f %12.0f %8.0f %8.2f %11.0f\n", $1, $2, n, n / w * 1e6, d, d / n, z / n, $6 / n
+    }' "$tmp/rows.txt"
+    echo
+    echo "(device thread: the main loop, or the IOThread for iothread, or the main"
+    echo " loop and IOThreads io1 and io2 summed for iot1 and iot2; its idle run"
+    echo " time and wake-ups subtracted; wakes: the device thread's voluntary"
+    echo " context switches; vCPU: the TCG vCPU threads; null-co backend, fio"
+    echo " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1"
+    echo " and iot2), $commands commands per job and fio job)"
+    # the ratio to QEMU's nvme, per job, configurations in the run's order
+    awk -v cfgs="$configs" '{ k[$1 " " $2] = $5 / $3; if (!($2 in seen)) { seen[$2] = 1; jobs[++nj] = $2 } }
+        END {
+            nc = split(cfgs, c, ",")
+            if (!(("nvme randread-qd1") in k)) exit
+            printf "\n%-15s", "ratio to nvme"
+            for (i = 1; i <= nc; i++) if (c[i] != "nvme" && c[i] != "mix") printf " %9s", c[i]
+            print ""
+            for (j = 1; j <= nj; j++) {
+                if (!(("nvme " jobs[j]) in k)) continue
+                printf "%-15s", jobs[j]
+                for (i = 1; i <= nc; i++) if (c[i] != "nvme" && c[i] != "mix")
+                    printf " %9s", ((c[i] " " jobs[j]) in k) ? sprintf("%.2f", k[c[i] " " jobs[j]] / k["nvme " jobs[j]]) : "-"
+                print ""
+            }
+        }' "$tmp/rows.txt"
+} | tee "$out/cpu.txt"
+cp "$tmp/rows.txt" "$out/rows.txt"
+
+# --- where the device thread's time goes ------------------------------------------
+if [ "$perf_cfg" != none ] && [ -s "$out/perf-$perf_cfg.data" ]; then
+    perf report -i "$out/perf-$perf_cfg.data" --no-children --sort symbol \
+        --stdio -q -g none 2>/dev/null |
+        awk 'NF >= 2 && $1 ~ /%$/ && ++n <= 60' >"$out/perf-$perf_cfg.txt"
+    echo
+    echo "device thread, $perf_cfg, randread-qd32: where its time goes (perf, self)"
+    awk '{
+        p = $1; sub(/%/, "", p); k = ($2 == "[k]"); s = $3
+        if (s ~ /^h3100_/) g = "device (h3100_*)"
+        else if (s ~ /^(address_space|flatview|memory_region|dma_|qemu_sglist|iov|pci_dma)/) g = "guest memory / DMA"
+        else if (s ~ /^(msix|msi_|apic|ioapic|cpu_interrupt|qemu_cpu_kick)/) g = "interrupts"
+        else if (s ~ /^(blk_|bdrv_|null_|coroutine|qemu_co|qemu_coroutine)/) g = "block layer"
+        else if (k && s ~ /schedule|task_switch|wake|futex|spin_unlock|hrtimeout|__switch_to/) g = "kernel: sleep / wake-up"
+        else if (s ~ /^(aio_|qemu_poll|ppoll|g_main|g_source|main_loop|timerlist|qemu_clock|timer_|qemu_bh|event_notifier|qemu_mutex|qemu_cond|qemu_event|g_mutex|g_poll)/ || (k && s ~ /poll|eventfd|signalfd|fdget|syscall/)) g = "main loop, poll, locks"
+        else if (k) g = "kernel: other"
+        else g = "other"
+        t[g] += p
+    } END { for (g in t) printf "  %5.1f%%  %s\n", t[g], g }' "$out/perf-$perf_cfg.txt" |
+        sort -rn | tee "$out/perf-$perf_cfg-groups.txt"
+    echo "  (top symbols: $out/perf-$perf_cfg.txt)"
+fi
+
+# --- the plot ---------------------------------------------------------------------
+if command -v gnuplot >/dev/null; then
+    awk '{ printf "%s/%s %.0f\n", $1, $2, $5 / $3 }' \
+        "$tmp/rows.txt" >"$tmp/plot.dat"
+    gnuplot <<EOF || say "gnuplot failed; no plot"
+set terminal png size 1000,500
+set output '$out/bench-device-cpu.png'
+set title 'Device thread host CPU per command (TCG guest, null-co)'
+set ylabel 'ns per command'
+set style fill solid 0.6
+set boxwidth 0.7
+set xtics rotate by -45 font ',8'
+set grid ytics
+plot '$tmp/plot.dat' using 0:2:xtic(1) with boxes notitle
+EOF
+    [ -s "$out/bench-device-cpu.png" ] && say "plot: $out/bench-device-cpu.png"
+fi
+say "table: $out/cpu.txt"
