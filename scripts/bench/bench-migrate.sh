@@ -26,7 +26,7 @@
 #
 #   --states LIST    empty,half,full (default all three)
 #   --runtime S      fio seconds (default 40; the migration must end first)
-#   --plot FILE      default docs/plots/migration-rounds.png
+#   --plot FILE      default records/plots/migration-rounds.png
 #   --keep DIR       keep the state files, traces and logs there
 #   --qemu PATH      default build/qemu-system-x86_64 (or $H3100_QEMU)
 #   --sim PATH       default build/tools/h3100-sim
@@ -36,7 +36,7 @@ set -euo pipefail
 
 states=empty,half,full
 runtime=40
-plot=$H3100_PROJECT/docs/plots/migration-rounds.png
+plot=$H3100_PROJECT/records/plots/migration-rounds.png
 keep=''
 qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
 sim=$H3100_PROJECT/build/tools/h3100-sim
