@@ -54,6 +54,7 @@ Checks whose input is missing (no build dir, no QEMU) are skipped (TAP
 SKIP), never passed.
 """
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -300,15 +301,23 @@ def check_commands(ctx):
 
 # ---- tests --------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def introspect(build, what):
+    """(exit status, output) of meson introspect --WHAT BUILD, run once: the
+    self-test's copies share one build"""
+    r = subprocess.run(["meson", "introspect", "--" + what, str(build)],
+                       capture_output=True, text=True)
+    return r.returncode, r.stdout
+
+
 def meson_tests(ctx):
     """meson's tests of the build directory (introspect: no rebuild)"""
     if not ctx.build or not (ctx.build / "meson-info").is_dir():
         raise Skip("no configured build directory")
-    r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
-                       capture_output=True, text=True)
-    if r.returncode:
+    status, out = introspect(ctx.build, "tests")
+    if status:
         raise Skip("meson introspect --tests failed")
-    return json.loads(r.stdout)
+    return json.loads(out)
 
 
 def registered_tests(ctx):
@@ -320,9 +329,8 @@ def registered_tests(ctx):
 
 def disabled_prefixes(ctx):
     """test names a build without the device or the plugin leaves out"""
-    r = subprocess.run(["meson", "introspect", "--buildoptions",
-                        str(ctx.build)], capture_output=True, text=True)
-    opts = {o["name"]: o["value"] for o in json.loads(r.stdout or "[]")}
+    _, out = introspect(ctx.build, "buildoptions")
+    opts = {o["name"]: o["value"] for o in json.loads(out or "[]")}
     off = ()
     if opts.get("plugin") == "disabled" or opts.get("device") == "disabled":
         off += ("plugin-",)
@@ -347,6 +355,15 @@ def check_tests(ctx):
 
 # ---- functions ----------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def qemu_defines(qemu_src, name):
+    """whether QEMU's tree defines NAME(), grepped once"""
+    r = subprocess.run(["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
+                        "--include=*.c", "--include=*.h", str(qemu_src)],
+                       capture_output=True)
+    return r.returncode == 0
+
+
 def check_functions(ctx):
     bad, seen = [], {}
     for p in ctx.docs():
@@ -359,13 +376,10 @@ def check_functions(ctx):
                 defn = re.compile(r"(^|[\s*])" + name +
                                   r"\s*\([^;]*$|#define\s+" + name +
                                   r"\b|^" + name + r"\s*\(\)", re.M)
-                seen[name] = any(defn.search(t) for t in ctx.sources())
+                seen[name] = any(name in t and defn.search(t)
+                                 for t in ctx.sources())
                 if not seen[name] and ctx.qemu_src:
-                    r = subprocess.run(
-                        ["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
-                         "--include=*.c", "--include=*.h", str(ctx.qemu_src)],
-                        capture_output=True)
-                    seen[name] = r.returncode == 0
+                    seen[name] = qemu_defines(ctx.qemu_src, name)
             if not seen[name]:
                 bad.append(f"{ctx.rel(p)}:{n}: names {name}(), defined "
                            "nowhere")
