@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Check what the README and docs/ say against the code.
 
+The reference pages are README.md, docs/**/*.md and tests/*/README.md.
+records/*.md are append-only history: an old entry may name files, options,
+tests and functions that have moved since, and carries its date and commit
+by rule, so only `outside` reads records/.
+
 Kinds of claim checked (each a TAP line):
   paths      every repository path a doc names in backticks or a link exists
+             (a path that leaves the repository is `outside`'s)
   commands   every option a doc's shell block passes to one of our scripts
              or tools is in that program's --help
   tests      every meson test a doc names (`guest-NAME`, `device-NAME`,
@@ -26,15 +32,29 @@ Kinds of claim checked (each a TAP line):
              meson lets the whole test run (meson introspect --tests)
   params     calibration.md's rows named by model parameters give the
              values of h3100-sim --profile h3100-0.8t --show-config
+  dated      no reference page carries a date (2026-12-04, "on 12-04",
+             "6 Dec 2026", "December 2026", "yesterday") or a commit id (a
+             7-40 lowercase hex word with a digit and a letter): results of
+             runs belong in records/.  A date our sources assign to a name
+             (an epoch: NAME=2026-01-01...) is a fact, not a run's.
+  outside    no page, records/ included, names a path that leaves the
+             repository: a link target or a backticked path (read from the
+             repository's root) that resolves outside it, or ../shared/;
+             system paths (/usr/..., /dev/kvm) are not the repository's
+  arch-files docs/design/architecture.md names every *.c and *.h under hw/
+             and models/ (its path, or its file name in backticks)
 
 Usage: check_docs.py [--build DIR] [--qemu BIN] [--qemu-src DIR] [ROOT]
        check_docs.py --self-test [options] [ROOT]
 --self-test plants one wrong claim of each kind in a copy of ROOT and
-fails unless the check then fails on exactly that kind.
+fails unless the check then fails on exactly that kind, and plants right
+claims that look wrong (hex constants, ranges, system paths) and fails
+unless the check still passes.
 Checks whose input is missing (no build dir, no QEMU) are skipped (TAP
 SKIP), never passed.
 """
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -44,9 +64,12 @@ import subprocess
 import sys
 import tempfile
 
-DOCS = ["README.md", "docs/*.md", "docs/*/*.md", "tests/*/README.md", "docs/procedures/*.md"]
+DOCS = ["README.md", "docs/**/*.md", "tests/*/README.md"]
+RECORDS = ["records/**/*.md"]
 TOP = ("scripts/", "tests/", "hw/", "models/", "include/", "tools/",
-       "docs/", "plugin/", ".ci/")
+       "docs/", "plugin/", ".ci/", "records/")
+ARCH_DIRS = ("hw", "models")
+ARCH_PAGE = "docs/design/architecture.md"
 SRC_DIRS = ("hw", "models", "include", "tools", "tests", "plugin", "scripts")
 
 
@@ -59,8 +82,20 @@ class Ctx:
         self._src = None
 
     def docs(self):
+        """the reference pages"""
         for pat in DOCS:
             yield from sorted(self.root.glob(pat))
+
+    def records(self):
+        for pat in RECORDS:
+            yield from sorted(self.root.glob(pat))
+
+    def inside(self, path):
+        """whether PATH (absolute, or relative to the working directory)
+        stays in the repository once its .. are taken"""
+        top = os.path.normpath(os.path.abspath(self.root))
+        path = os.path.normpath(os.path.abspath(path))
+        return path == top or path.startswith(top + os.sep)
 
     def rel(self, p):
         return str(p.relative_to(self.root))
@@ -169,6 +204,8 @@ def check_paths(ctx):
     for p in ctx.docs():
         text = p.read_text()
         for n, shown, path in path_claims(ctx, p, text):
+            if not ctx.inside(path):
+                continue                 # outside's
             # QEMU's own files (tests/qtest/fuzz/...) are named too
             if not os.path.exists(path) and not (
                     ctx.qemu_src and (ctx.qemu_src / shown).exists()):
@@ -264,15 +301,23 @@ def check_commands(ctx):
 
 # ---- tests --------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def introspect(build, what):
+    """(exit status, output) of meson introspect --WHAT BUILD, run once: the
+    self-test's copies share one build"""
+    r = subprocess.run(["meson", "introspect", "--" + what, str(build)],
+                       capture_output=True, text=True)
+    return r.returncode, r.stdout
+
+
 def meson_tests(ctx):
     """meson's tests of the build directory (introspect: no rebuild)"""
     if not ctx.build or not (ctx.build / "meson-info").is_dir():
         raise Skip("no configured build directory")
-    r = subprocess.run(["meson", "introspect", "--tests", str(ctx.build)],
-                       capture_output=True, text=True)
-    if r.returncode:
+    status, out = introspect(ctx.build, "tests")
+    if status:
         raise Skip("meson introspect --tests failed")
-    return json.loads(r.stdout)
+    return json.loads(out)
 
 
 def registered_tests(ctx):
@@ -284,9 +329,8 @@ def registered_tests(ctx):
 
 def disabled_prefixes(ctx):
     """test names a build without the device or the plugin leaves out"""
-    r = subprocess.run(["meson", "introspect", "--buildoptions",
-                        str(ctx.build)], capture_output=True, text=True)
-    opts = {o["name"]: o["value"] for o in json.loads(r.stdout or "[]")}
+    _, out = introspect(ctx.build, "buildoptions")
+    opts = {o["name"]: o["value"] for o in json.loads(out or "[]")}
     off = ()
     if opts.get("plugin") == "disabled" or opts.get("device") == "disabled":
         off += ("plugin-",)
@@ -311,6 +355,15 @@ def check_tests(ctx):
 
 # ---- functions ----------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def qemu_defines(qemu_src, name):
+    """whether QEMU's tree defines NAME(), grepped once"""
+    r = subprocess.run(["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
+                        "--include=*.c", "--include=*.h", str(qemu_src)],
+                       capture_output=True)
+    return r.returncode == 0
+
+
 def check_functions(ctx):
     bad, seen = [], {}
     for p in ctx.docs():
@@ -323,13 +376,10 @@ def check_functions(ctx):
                 defn = re.compile(r"(^|[\s*])" + name +
                                   r"\s*\([^;]*$|#define\s+" + name +
                                   r"\b|^" + name + r"\s*\(\)", re.M)
-                seen[name] = any(defn.search(t) for t in ctx.sources())
+                seen[name] = any(name in t and defn.search(t)
+                                 for t in ctx.sources())
                 if not seen[name] and ctx.qemu_src:
-                    r = subprocess.run(
-                        ["grep", "-rqE", r"^[a-z].*\b" + name + r"\(",
-                         "--include=*.c", "--include=*.h", str(ctx.qemu_src)],
-                        capture_output=True)
-                    seen[name] = r.returncode == 0
+                    seen[name] = qemu_defines(ctx.qemu_src, name)
             if not seen[name]:
                 bad.append(f"{ctx.rel(p)}:{n}: names {name}(), defined "
                            "nowhere")
@@ -621,6 +671,159 @@ def check_timeouts(ctx):
     return bad
 
 
+# ---- dated: results of runs belong in records/ -----------------------------
+
+MONTH = (r"(?:January|February|March|April|May|June|July|August|September|"
+         r"October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|"
+         r"Nov|Dec)\.?")
+DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+MMDD = r"(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+# 2026-12-04 (a time may follow: 2026-12-04T10:00), 2026/12/04
+ISO = (r"(?<!\d)(?:19|20)\d\d(?:-(?:0[1-9]|1[0-2])-|/(?:0[1-9]|1[0-2])/)"
+       r"(?:0[1-9]|[12]\d|3[01])(?!\d)")
+DATES = [re.compile(r) for r in (
+    ISO,
+    # MM-DD with a leading zero (12-04, 01-15): ranges have none (10-20,
+    # 12-14); else only before a time of day (12-15 14:30) or after "dated"
+    r"(?<![\w.:/-])(?:0[1-9]-(?:0[1-9]|[12]\d|3[01])|1[0-2]-0[1-9])"
+    r"(?![\w:%-]|\.\d)",
+    r"(?<![\w.:/-])" + MMDD + r"(?=,?\s+\d{1,2}:\d\d\b)",
+    r"(?<=\bdated\s)" + MMDD + r"(?![\w:%-]|\.\d)",
+    # 6 Dec 2026, 6 December, Dec 6, December 6, 2026, December 2026
+    r"\b" + DAY + r"\s+" + MONTH + r"(?:,?\s+(?:19|20)\d\d)?(?!\w)",
+    r"\b" + MONTH + r"\s+(?:" + DAY + r"(?:,?\s+(?:19|20)\d\d)?|"
+    r"(?:19|20)\d\d)\b",
+    r"(?i)\b(?:yesterday|tomorrow|last (?:night|week|month)|"
+    r"this (?:morning|afternoon|evening|week))\b",
+)]
+# a commit id: a whole word of 7-40 lowercase hex digits, a digit and a
+# letter among them; not 0x... or 1e0fh (the x and h join the word), not a
+# piece of a name (slow-unit-928b58d8, a UUID's groups), of a number
+# (3.87755633e-10) or of a path (corpus/<sha1>) unless a link's /commit/, not
+# a file name (<sha1>.bin); 16 and 32 digits are EUI-64 and NGUID/UUID
+# values, not commits
+COMMIT = re.compile(r"(?=[0-9a-f]{7})"
+                    r"(?:(?<=/commit/)|(?<=/commits/)|(?<![\w./-]))"
+                    r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])"
+                    r"(?!(?:[0-9a-f]{16}|[0-9a-f]{32})(?![0-9a-f]))"
+                    r"[0-9a-f]{7,40}(?![\w-])(?!\.\w)")
+
+
+def code_dates(ctx):
+    """the ISO dates our sources assign to a name (NAME=2026-01-01...): a
+    fixed epoch the page documents"""
+    assigned = re.compile(r"\b[A-Za-z_]\w*\s*=\s*[\"']?$")
+    return {m.group(0) for t in ctx.sources() for m in DATES[0].finditer(t)
+            if assigned.search(t, max(0, m.start() - 80), m.start())}
+
+
+def dated_claims(text, allowed):
+    """(line number, date or commit id) of TEXT, each once a line; of
+    overlapping dates the longest"""
+    dates = sorted((m.start(), -m.end(), m.group(0))
+                   for rx in DATES for m in rx.finditer(text))
+    got, end = {}, -1
+    for start, neg_end, date in dates:
+        if start >= end:
+            end = -neg_end
+            if date not in allowed:
+                got[text.count("\n", 0, start) + 1, "date " + date] = None
+    for m in COMMIT.finditer(text):
+        got[text.count("\n", 0, m.start()) + 1,
+            "commit id " + m.group(0)] = None
+    return sorted(got)
+
+
+def check_dated(ctx):
+    bad, allowed = [], code_dates(ctx)
+    for p in ctx.docs():
+        for n, what in dated_claims(p.read_text(), allowed):
+            bad.append(f"{ctx.rel(p)}:{n}: a {what} belongs in records/")
+    return bad
+
+
+# ---- outside: no path leaves the repository --------------------------------
+
+def link_targets(text):
+    """(line number, target) of TEXT's links: [a](T), ![a](T), [a]: T"""
+    for m in re.finditer(r"\]\(<?([^)>\s]+)|^\s*\[[^\]]+\]:\s*<?([^>\s]+)",
+                         text, re.M):
+        target = (m.group(1) or m.group(2)).split("#")[0]
+        if target and "://" not in target and \
+                not target.startswith(("mailto:", "/")):
+            yield text.count("\n", 0, m.start()) + 1, target
+
+
+def span_paths(root, text):
+    """(line number, word, path) of backticked words with a .. component,
+    read from ROOT or from where a `cd DIR && ...` before them went (after
+    a cd to a system path, none is ours)"""
+    for n, span in code_spans(text):
+        words = re.split(r"[\s=,;:()'\"]+", span)
+        base = root
+        for prev, w in zip([""] + words, words):
+            if base and "/" in w and not w.startswith("/") and \
+                    ".." in w.split("/"):
+                yield n, w, base / w
+            if base and prev == "cd" and not w.startswith(("-", "$")):
+                base = None if w.startswith(("/", "~")) else base / w
+
+
+def outside_claims(ctx, p, text):
+    """(line number, path) of TEXT's paths that leave the repository"""
+    for n, target in link_targets(text):
+        if not ctx.inside(p.parent / target):
+            yield n, target
+    for n, w, path in span_paths(ctx.root, text):
+        if not ctx.inside(path):
+            yield n, w
+    for m in re.finditer(r"(?<![\w.])(?:\.\./)+shared\b\S*", text):
+        yield text.count("\n", 0, m.start()) + 1, m.group(0).rstrip(".,;:`)")
+    # the outside folder named as if it were ours
+    for n, span in code_spans(text):
+        if span.startswith("shared/") and not (ctx.root / "shared").exists():
+            yield n, span.split()[0]
+
+
+def check_outside(ctx):
+    bad = []
+    for p in list(ctx.docs()) + list(ctx.records()):
+        seen = set()
+        for n, path in outside_claims(ctx, p, p.read_text()):
+            if (n, path) not in seen:
+                seen.add((n, path))
+                bad.append(f"{ctx.rel(p)}:{n}: names {path}, outside the "
+                           "repository")
+    return bad
+
+
+# ---- arch-files: the architecture page names every source file -------------
+
+def arch_sources(ctx):
+    """the *.c and *.h under hw/ and models/, subfolders included"""
+    for d in ARCH_DIRS:
+        for p in sorted((ctx.root / d).rglob("*")):
+            if p.suffix in (".c", ".h") and p.is_file():
+                yield p
+
+
+def check_arch_files(ctx):
+    page = ctx.root / ARCH_PAGE
+    text = page.read_text()
+    words = {w.rstrip(".,;:") for _, span in code_spans(text)
+             for w in span.split()}
+    linked = {os.path.normpath(page.parent / t) for _, t in link_targets(text)}
+    bad = []
+    for p in arch_sources(ctx):
+        rel = ctx.rel(p)
+        said = re.search(r"(?<![\w./-])" + re.escape(rel) + r"(?![\w-])",
+                         text)
+        if not (said or p.name in words or rel in words or
+                os.path.normpath(p) in linked):
+            bad.append(f"{ARCH_PAGE}: does not name {rel}")
+    return bad
+
+
 CHECKS = [
     ("paths", check_paths),
     ("commands", check_commands),
@@ -634,6 +837,9 @@ CHECKS = [
     ("state-ver", check_state_ver),
     ("timeouts", check_timeouts),
     ("params", check_params),
+    ("dated", check_dated),
+    ("outside", check_outside),
+    ("arch-files", check_arch_files),
 ]
 
 
@@ -658,11 +864,27 @@ def run(ctx, out=sys.stdout):
 # ---- self test: one planted wrong claim per kind --------------------------
 
 def plant(root, path, old, new):
+    """replace OLD by NEW in ROOT/PATH, or with OLD None add the file PATH
+    holding NEW; returns what undoes it"""
     p = root / path
+    if old is None:
+        if p.exists():
+            raise SystemExit(f"self-test: {path} exists already")
+        made = [d for d in reversed(p.relative_to(root).parents)
+                if not (root / d).exists()]
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(new)
+
+        def undo():
+            p.unlink()
+            for d in reversed(made):
+                (root / d).rmdir()
+        return undo
     text = p.read_text()
     if old not in text:
         raise SystemExit(f"self-test: {path} no longer has {old!r}")
     p.write_text(text.replace(old, new, 1))
+    return lambda: p.write_text(text)
 
 
 PLANTS = [
@@ -696,6 +918,46 @@ PLANTS = [
     ("timeouts", "tests/device/test_hostile.c", "tcase_set_timeout(tc, 540)",
      "tcase_set_timeout(tc, 900)"),
     ("params", "docs/design/calibration.md", "| cores | 4 |", "| cores | 6 |"),
+    ("dated", "docs/guide/usage.md", "## Commands\n",
+     "## Commands\n\nMeasured on 2026-12-04 at 10:00.\n"),
+    ("dated", "docs/guide/usage.md", "## Commands\n",
+     "## Commands\n\nRe-measured on 12-04.\n"),
+    ("dated", "docs/dev/testing.md", "## Quick start\n",
+     "## Quick start\n\nAs of 6 Dec 2026 the suite takes 26 minutes.\n"),
+    ("dated", "docs/dev/testing.md", "## Quick start\n",
+     "## Quick start\n\nThe guest kernel of December 2026.\n"),
+    ("dated", "docs/dev/testing.md", "## Quick start\n",
+     "## Quick start\n\nFixed in 5ece408.\n"),
+    ("outside", "docs/guide/usage.md", "## Commands\n",
+     "## Commands\n\nFigures: [the datasheet](../../../shared/reference/"
+     "h3100.md).\n"),
+    ("outside", "docs/guide/usage.md", "## Commands\n",
+     "## Commands\n\nAs QEMU's `../qemu/hw/nvme/ctrl.c` does.\n"),
+    ("outside", "docs/dev/testing.md", "## Quick start\n",
+     "## Quick start\n\nThe review: ../shared/reports/review.md.\n"),
+    # records/ are read by outside alone: the entry's date and commit, a
+    # moved script, option, test, function and property fail nothing else
+    ("outside", "records/planted.md", None,
+     "# Planted\n\n## 2026-12-04 · 5ece408 · a planted run\n\n"
+     "```sh\nscripts/guest/guest-image.sh --no-such-option\n"
+     "scripts/old-name.sh\n```\n\n"
+     "`scripts/old-name.sh`, `guest-no-such-test`, "
+     "`h3100_no_such_function()`, `-device dapustor-h3100,drive=d0,"
+     "no-such-property=1`; figures from "
+     "`../shared/reference/h3100.md`.\n"),
+    ("arch-files", "hw/h3100-planted.c", None, "/* planted */\n"),
+    ("arch-files", "hw/planted/h3100-planted.h", None, "/* planted */\n"),
+    ("arch-files", "models/planted.h", None, "/* planted */\n"),
+    # right claims that look like wrong ones: no kind may fail
+    (None, "docs/guide/usage.md", "## Commands\n",
+     "## Commands\n\nRegisters 0x1234abcd and 1e0fh, a CDF of "
+     "3.87755633e-10, the UUID 123e4567-e89b-12d3-a456-426614174000, EUI-64 "
+     "00e04c0000000001, `slow-unit-928b58d8...`, `deadbeef`, 10-20% "
+     "faster, 12-14 directives, runs of 14:06-14:11, 10.11.19-MariaDB-0+"
+     "deb12u1, firmware H3D10060, `/usr/bin/qemu-system-x86_64`, "
+     "`/dev/kvm`, `.../dapustor-h3100-model`, `cd build && ../scripts/"
+     "test.sh`, [the README](../../README.md), PostgreSQL's "
+     "`shared_buffers`.\n"),
 ]
 
 
@@ -717,16 +979,17 @@ def self_test(ctx):
               + (f" (fails {clean})" if clean else ""))
         ok = not clean
         for i, (kind, path, old, new) in enumerate(PLANTS, 2):
-            saved = (copy / path).read_text()
-            plant(copy, path, old, new)
+            undo = plant(copy, path, old, new)
             base = Ctx(copy, ctx.build, ctx.qemu, ctx.qemu_src)
             with open(os.devnull, "w") as null:
                 failed = run(base, null)
-            (copy / path).write_text(saved)
-            good = failed == [kind]
+            undo()
+            good = failed == ([kind] if kind else [])
             ok &= good
-            print(f"{'ok' if good else 'not ok'} {i} - a wrong {kind} claim "
-                  f"fails {kind} only (failed: {', '.join(failed) or 'none'})")
+            what = f"a wrong {kind} claim fails {kind} only" if kind else \
+                "right claims that look wrong fail nothing"
+            print(f"{'ok' if good else 'not ok'} {i} - {what} (failed: "
+                  f"{', '.join(failed) or 'none'})")
         return ok
 
 
