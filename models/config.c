@@ -1,7 +1,7 @@
 /*
  * DapuStor H3100 drive model: built-in profiles and parameter overrides.
  *
- * Figures come from ../shared/reference/h3100.md; docs/design/calibration.md
+ * Figures come from docs/reference/h3100.md; docs/design/calibration.md
  * says where each one comes from and which ones were tuned.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * The reference datasheet (../shared/reference/h3100.md), run on the
+ * The reference datasheet (docs/reference/h3100.md), run on the
  * model under the conditions enterprise datasheets state:
  *   sequential: 128 KiB, 1 job x QD32, after a sequential fill;
  *   random:     4 KiB, 4 jobs x QD32, full span; random write after

@@ -1,8 +1,11 @@
 /*
- * Regression tests for the hostile-guest audit (shared/reports/
- * audit-2026-12.md): each case is one of its findings, numbered as
- * there, and ends with QEMU alive, the controller still working and the
- * status the spec gives.
+ * Regression tests for the hostile-guest audit: a review of hw/ and
+ * models/ against a guest that controls registers, SQEs, data pointers,
+ * doorbells and the memory the device reads, and against a hostile
+ * state file, whose findings were reproduced with qtest cases and ASan
+ * (docs/design/robustness.md).  Each case is one of its findings,
+ * numbered as the audit numbered them, and ends with QEMU alive, the
+ * controller still working and the status the spec gives.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
