@@ -265,6 +265,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
                 s->outstanding_aers--;
                 r->status = NVME_CMD_ABORT_REQ;
                 req->cqe.result = 0;
+                h3100_pending_drop(s, r);
                 h3100_req_post_now(r);
                 return NVME_SUCCESS;
             }
@@ -272,6 +273,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
         if (r->pending) {
             r->status = NVME_CMD_ABORT_REQ;
             req->cqe.result = 0;
+            h3100_pending_drop(s, r);
             h3100_req_post_now(r);
         }
         return NVME_SUCCESS;

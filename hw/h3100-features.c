@@ -41,16 +41,6 @@ void h3100_features_init(H3100State *s)
     }
 }
 
-uint32_t h3100_coalesce_time_ns(H3100State *s)
-{
-    return NVME_INTC_TIME(s->feat.int_coalescing) * 100 * SCALE_US;
-}
-
-uint32_t h3100_coalesce_thr(H3100State *s)
-{
-    return NVME_INTC_THR(s->feat.int_coalescing);
-}
-
 static uint64_t h3100_timestamp(H3100State *s)
 {
     int64_t ms = (qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) -

@@ -274,62 +274,6 @@ static BdrvRequestFlags h3100_fua_flags(H3100State *s, H3100Req *req)
     return req->fua && blk_enable_write_cache(s->blk) ? BDRV_REQ_FUA : 0;
 }
 
-bool h3100_req_cancelled(H3100Req *req)
-{
-    return req->s->stopping || req->sq->deleting;
-}
-
-/*
- * The status of a block request that failed (@ret < 0): aborted if a
- * reset or its queue's deletion cancelled it, else @err.
- */
-uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
-{
-    if (ret == -ECANCELED || h3100_req_cancelled(req)) {
-        return NVME_CMD_ABORT_SQ_DEL;
-    }
-    return err;
-}
-
-static void h3100_rw_done(H3100Req *req, int ret)
-{
-    trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
-    req->aiocb = NULL;
-    if (ret == -EFAULT && (req->cmd.opcode == NVME_CMD_READ ||
-                           req->cmd.opcode == NVME_CMD_WRITE)) {
-        /*
-         * h3100_blk_dma() refused the data: its memory stopped being
-         * guest RAM after the command was parsed.  The guest's doing,
-         * not the host's: no werror policy (the backend's own -EFAULT
-         * reaches us as -EIO).
-         */
-        req->status = h3100_blk_status(req, ret, NVME_DATA_TRAS_ERROR);
-    } else if (ret < 0 && h3100_blk_failed(req, ret)) {
-        return;                         /* kept: sent again on `cont` */
-    }
-    h3100_vcache_landed(req);
-    if (req->cmd.opcode == NVME_CMD_FLUSH && !req->status) {
-        h3100_vcache_flushed(req->s, req->vc_gen);
-    }
-    if (req->cmd.opcode == NVME_CMD_WRITE ||
-        req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
-        h3100_write_landed(req);
-    } else {
-        h3100_req_complete(req);
-    }
-}
-
-/* A block layer callback, in the request's context: see h3100.h's top. */
-void h3100_rw_cb(void *opaque, int ret)
-{
-    H3100Req *req = opaque;
-    H3100State *s = req->s;
-
-    h3100_lock(s);
-    h3100_rw_done(req, ret);
-    h3100_unlock(s);
-}
-
 /* ---- read and write -------------------------------------------------- */
 
 /*
@@ -628,9 +572,12 @@ static void h3100_compare_done(H3100Req *req, int ret)
 
     req->aiocb = NULL;
     if (ret < 0) {
-        if (!h3100_blk_failed(req, ret)) {
-            h3100_req_complete(req);
+        if (h3100_blk_cancelled(req, ret)) {
+            req->status = NVME_CMD_ABORT_SQ_DEL;
+        } else if (h3100_blk_failed(req, ret)) {
+            return;                     /* kept: sent again on `cont` */
         }
+        h3100_req_complete(req);
         return;
     }
     host = g_malloc(req->bytes);

@@ -591,6 +591,30 @@ static inline void h3100_unlock(H3100State *s)
     qemu_rec_mutex_unlock(&s->lock);
 }
 
+/* Nobody waits for @req's completion: a reset, or its queue's deletion. */
+static inline bool h3100_req_cancelled(H3100Req *req)
+{
+    return req->s->stopping || req->sq->deleting;
+}
+
+/* A block request of @req that failed (@ret < 0) was cancelled. */
+static inline bool h3100_blk_cancelled(H3100Req *req, int ret)
+{
+    return ret == -ECANCELED || h3100_req_cancelled(req);
+}
+
+/*
+ * The status of a block request that failed (@ret < 0): aborted if a
+ * reset or its queue's deletion cancelled it, else @err.
+ */
+static inline uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
+{
+    if (h3100_blk_cancelled(req, ret)) {
+        return NVME_CMD_ABORT_SQ_DEL;
+    }
+    return err;
+}
+
 /* h3100-pci.c */
 void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
                   void *opaque);
@@ -654,17 +678,27 @@ uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del);
 void h3100_cq_free(H3100State *s, H3100CQueue *cq);
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
-void h3100_req_complete(H3100Req *req);
-void h3100_req_post_now(H3100Req *req);
-void h3100_irq_timer_cb(void *opaque);
-void h3100_irq_bh(void *opaque);
-void h3100_intx_update(H3100State *s);
-void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
+unsigned h3100_cq_post(H3100State *s, H3100CQueue *cq);
+void h3100_req_release(H3100Req *req);
 void h3100_queues_reset(H3100State *s);
 void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
 void h3100_queue_ioeventfd_stop(H3100State *s);
 void h3100_sq_cancel_deleted(H3100QGroup *g);
+
+/* h3100-irq.c */
+void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n);
+void h3100_irq_resend(H3100State *s, H3100CQueue *cq);
+void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
+void h3100_intx_update(H3100State *s);
+void h3100_irq_timer_cb(void *opaque);
+void h3100_irq_bh(void *opaque);
+
+/* h3100-complete.c: every command ends here */
+void h3100_rw_cb(void *opaque, int ret);
+void h3100_write_landed(H3100Req *req);
+void h3100_req_complete(H3100Req *req);
+void h3100_req_post_now(H3100Req *req);
 
 /* h3100-blkerr.c */
 bool h3100_blk_failed(H3100Req *req, int ret);
@@ -722,14 +756,14 @@ void h3100_durable_init(H3100State *s);
 void h3100_durable_kick(H3100State *s);
 void h3100_durable_drop(H3100State *s, H3100Req *req);
 bool h3100_durable_needed(H3100State *s);
-void h3100_write_landed(H3100Req *req);
+bool h3100_durable_wait(H3100Req *req);
 BdrvRequestFlags h3100_durable_flags(H3100State *s);
 
 /* h3100-inflight.c */
 void h3100_inflight_add(H3100State *s, H3100Req *req);
-void h3100_inflight_remove(H3100State *s, H3100Req *req);
+bool h3100_inflight_remove(H3100State *s, H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
-void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
+bool h3100_req_wait(H3100State *s, H3100Req *req);
 void h3100_pending_insert(H3100Req *req);
 bool h3100_vcpu_waits_for_device(H3100State *s);
 void h3100_due_timer_cb(void *opaque);
@@ -860,8 +894,6 @@ uint16_t h3100_identify(H3100State *s, H3100Req *req);
 void h3100_features_init(H3100State *s);
 uint16_t h3100_get_features(H3100State *s, H3100Req *req);
 uint16_t h3100_set_features(H3100State *s, H3100Req *req);
-uint32_t h3100_coalesce_time_ns(H3100State *s);
-uint32_t h3100_coalesce_thr(H3100State *s);
 
 /* h3100-dapustor-log.c */
 void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l);
@@ -939,9 +971,6 @@ void h3100_shutdown_kick(H3100State *s);
 
 /* h3100-io.c */
 uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
-uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
-bool h3100_req_cancelled(H3100Req *req);
-void h3100_rw_cb(void *opaque, int ret);
 void h3100_dsm_cb(void *opaque, int ret);
 bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges);
 void h3100_compare_cb(void *opaque, int ret);
