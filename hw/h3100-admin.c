@@ -133,8 +133,9 @@ static uint16_t h3100_check_queue_addr(H3100State *s, uint64_t prp1,
         return NVME_INVALID_PRP_OFFSET | NVME_DNR;
     }
     if (!h3100_guest_ram(s, prp1, bytes, write)) {
-        H3100_GUEST_ERR("queue at 0x%" PRIx64 "+0x%" PRIx64 " is not %s"
-                        "guest RAM", prp1, bytes, write ? "writable " : "");
+        H3100_GUEST_ERR(h3100_err_queue_ram, "queue at 0x%" PRIx64 "+0x%"
+                        PRIx64 " is not %sguest RAM", prp1, bytes,
+                        write ? "writable " : "");
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     return NVME_SUCCESS;

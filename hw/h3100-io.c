@@ -74,9 +74,9 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
         }
         if (r->start < start && end < r->end) {
             if (s->uncor->len >= H3100_UNCOR_MAX) {
-                H3100_GUEST_ERR("write inside an uncorrectable range: the "
-                                "table of %u ranges is full",
-                                H3100_UNCOR_MAX);
+                H3100_GUEST_ERR(h3100_err_uncor_full, "write inside an "
+                                "uncorrectable range: the table of %u "
+                                "ranges is full", H3100_UNCOR_MAX);
                 return false;
             }
             tail.start = end;

@@ -58,8 +58,9 @@ static bool h3100_msix_target_ok(H3100State *s, unsigned vector)
     }
     msg = msix_get_message(pci, vector);
     if (msg.address >= bar && msg.address - bar < H3100_BAR0_SIZE) {
-        H3100_GUEST_ERR("MSI-X vector %u addresses the device's own BAR0 "
-                        "(0x%" PRIx64 "): not sent", vector, msg.address);
+        H3100_GUEST_ERR(h3100_ub_msix_bar0, "MSI-X vector %u addresses the "
+                        "device's own BAR0 (0x%" PRIx64 "): not sent",
+                        vector, msg.address);
         return false;
     }
     return true;

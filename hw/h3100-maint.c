@@ -437,8 +437,8 @@ uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req)
     /* the device reads and writes both pages from now on */
     if (!h3100_guest_ram(s, dbs, s->page_size, true) ||
         !h3100_guest_ram(s, eis, s->page_size, true)) {
-        H3100_GUEST_ERR("doorbell buffers 0x%" PRIx64 "/0x%" PRIx64
-                        " are not writable guest RAM", dbs, eis);
+        H3100_GUEST_ERR(h3100_err_dbbuf_ram, "doorbell buffers 0x%" PRIx64
+                        "/0x%" PRIx64 " are not writable guest RAM", dbs, eis);
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     s->dbbuf_dbs = dbs;

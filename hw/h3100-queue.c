@@ -42,8 +42,8 @@ static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
         return;
     }
     if (tail >= sq->size) {
-        H3100_GUEST_ERR("shadow SQ %u tail %u >= size %u, ignored",
-                        sq->sqid, tail, sq->size);
+        H3100_GUEST_ERR(h3100_ub_shadow_tail, "shadow SQ %u tail %u >= size "
+                        "%u, ignored", sq->sqid, tail, sq->size);
         return;
     }
     sq->tail = tail;
@@ -70,8 +70,8 @@ static void h3100_cq_shadow_head(H3100State *s, H3100CQueue *cq)
     posted = (cq->tail + cq->size - cq->head) % cq->size;
     consumed = (head + cq->size - cq->head) % cq->size;
     if (head >= cq->size || consumed > posted) {
-        H3100_GUEST_ERR("shadow CQ %u head %u invalid, ignored",
-                        cq->cqid, head);
+        H3100_GUEST_ERR(h3100_ub_shadow_head, "shadow CQ %u head %u invalid, "
+                        "ignored", cq->cqid, head);
         return;
     }
     cq->head = head;
@@ -219,8 +219,9 @@ static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
     req->cqe.sq_head = cpu_to_le16(req->sq->head);
     req->cqe.status = cpu_to_le16((req->status << 1) | cq->phase);
     if (h3100_dma_write(s, addr, &req->cqe, sizeof(req->cqe))) {
-        H3100_GUEST_ERR("CQ %u entry at 0x%" HWADDR_PRIx " not writable: "
-                        "controller fatal status", cq->cqid, addr);
+        H3100_GUEST_ERR(h3100_err_cqe_write, "CQ %u entry at 0x%" PRIx64
+                        " not writable: controller fatal status", cq->cqid,
+                        addr);
         stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
         return false;
     }
@@ -319,8 +320,9 @@ static void h3100_sq_fetch(H3100SQueue *sq)
         }
         addr = sq->dma_addr + (hwaddr)sq->head * sizeof(NvmeCmd);
         if (h3100_dma_read(s, addr, &cmd, sizeof(cmd))) {
-            H3100_GUEST_ERR("SQ %u entry at 0x%" HWADDR_PRIx " not readable: "
-                            "controller fatal status", sq->sqid, addr);
+            H3100_GUEST_ERR(h3100_err_sqe_read, "SQ %u entry at 0x%" PRIx64
+                            " not readable: controller fatal status",
+                            sq->sqid, addr);
             stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
             return;
         }

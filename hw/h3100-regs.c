@@ -128,8 +128,8 @@ static void h3100_write_cc_fn(void *opaque)
     if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
         err = h3100_check_enable(s);
         if (err) {
-            trace_h3100_err_enable(err);
-            H3100_GUEST_ERR("controller enable failed: %s", err);
+            H3100_GUEST_ERR(h3100_err_enable, "controller enable failed: %s",
+                            err);
             csts |= NVME_CSTS_FAILED;
         } else {
             trace_h3100_ctrl_enable(data, ldl_le_p(&s->bar.aqa),
@@ -142,8 +142,8 @@ static void h3100_write_cc_fn(void *opaque)
                ((data ^ cc) & ~((CC_SHN_MASK << CC_SHN_SHIFT) |
                                 (CC_IOSQES_MASK << CC_IOSQES_SHIFT) |
                                 (CC_IOCQES_MASK << CC_IOCQES_SHIFT)))) {
-        H3100_GUEST_ERR("CC fields changed while CC.EN=1 (0x%x -> 0x%x)",
-                        cc, data);
+        H3100_GUEST_ERR(h3100_ub_cc_change, "CC fields changed while CC.EN=1 "
+                        "(0x%x -> 0x%x)", cc, data);
     }
     stl_le_p(&s->bar.csts, csts);
     if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
@@ -178,7 +178,8 @@ static void h3100_write_intm(H3100State *s, hwaddr offset, uint32_t data)
     uint32_t intms = ldl_le_p(&s->bar.intms);
 
     if (msix_enabled(PCI_DEVICE(s))) {
-        H3100_GUEST_ERR("INTMS/INTMC written while MSI-X is enabled");
+        H3100_GUEST_ERR(h3100_ub_intm_msix, "INTMS/INTMC written while MSI-X "
+                        "is enabled");
         return;
     }
     if (offset == NVME_REG_INTMS) {
@@ -204,11 +205,13 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
         return;
     case NVME_REG_CSTS:
         if (data) {
-            H3100_GUEST_ERR("write of 0x%" PRIx64 " to read-only CSTS", data);
+            H3100_GUEST_ERR(h3100_ub_csts_write, "write of 0x%" PRIx64
+                            " to read-only CSTS", data);
         }
         return;
     case NVME_REG_NSSR:
-        H3100_GUEST_ERR("NVM subsystem reset not supported (CAP.NSSRS=0)");
+        H3100_GUEST_ERR(h3100_ub_nssr, "NVM subsystem reset not supported "
+                        "(CAP.NSSRS=0)");
         return;
     case NVME_REG_AQA:
     case NVME_REG_ASQ:
@@ -216,15 +219,15 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
     case NVME_REG_ACQ:
     case NVME_REG_ACQ + 4:
         if (enabled) {
-            H3100_GUEST_ERR("admin queue register 0x%" HWADDR_PRIx
-                            " written while CC.EN=1, ignored", offset);
+            H3100_GUEST_ERR(h3100_ub_aq_write, "admin queue register 0x%"
+                            PRIx64 " written while CC.EN=1, ignored", offset);
             return;
         }
         stn_le_p((uint8_t *)&s->bar + offset, size, data);
         return;
     default:
-        H3100_GUEST_ERR("write to read-only or reserved register 0x%"
-                        HWADDR_PRIx " ignored", offset);
+        H3100_GUEST_ERR(h3100_ub_reg_write, "write to read-only or reserved "
+                        "register 0x%" PRIx64 " ignored", offset);
         return;
     }
 }
@@ -232,9 +235,8 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
 static void h3100_doorbell_error(H3100State *s, uint8_t info,
                                  unsigned qid, bool is_cq, uint64_t val)
 {
-    trace_h3100_err_doorbell(qid, is_cq, val, info);
-    H3100_GUEST_ERR("invalid %s doorbell write: queue %u %s value 0x%"
-                    PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
+    H3100_GUEST_ERR(h3100_err_doorbell, "invalid %s doorbell write: queue %u "
+                    "%s value 0x%" PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
                     info == NVME_AER_INFO_ERR_INVALID_DB_REGISTER ?
                     "does not exist," : "bad", val);
     h3100_aer_enqueue(s, NVME_AER_TYPE_ERROR, info, H3100_LOG_ERROR);
@@ -257,8 +259,8 @@ static void h3100_write_doorbell(H3100State *s, hwaddr offset,
 
     trace_h3100_doorbell(qid, is_cq, data);
     if (!NVME_CSTS_RDY(ldl_le_p(&s->bar.csts))) {
-        H3100_GUEST_ERR("doorbell write while CSTS.RDY=0 (offset 0x%"
-                        HWADDR_PRIx "), ignored", offset);
+        H3100_GUEST_ERR(h3100_ub_db_not_ready, "doorbell write while "
+                        "CSTS.RDY=0 (offset 0x%" PRIx64 "), ignored", offset);
         return;
     }
     if (qid > s->max_ioqpairs || (is_cq ? !s->cq[qid] : !s->sq[qid])) {
@@ -323,17 +325,17 @@ static uint64_t h3100_mmio_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val = 0;
 
     if ((addr & (size - 1)) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword read, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_read_size, "misaligned or sub-dword "
+                        "read, offset 0x%" PRIx64 " size %u", addr, size);
     }
     if (addr + size <= H3100_REGS_SIZE) {
         val = ldn_le_p((uint8_t *)&s->bar + addr, size);
     } else if (addr >= H3100_DB_OFFSET) {
-        H3100_GUEST_ERR("read of write-only doorbell, offset 0x%" HWADDR_PRIx,
-                        addr);
+        H3100_GUEST_ERR(h3100_ub_db_read, "read of write-only doorbell, offset "
+                        "0x%" PRIx64, addr);
     } else {
-        H3100_GUEST_ERR("read crossing the register file end, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_read_end, "read crossing the register "
+                        "file end, offset 0x%" PRIx64 " size %u", addr, size);
     }
     trace_h3100_mmio_read(addr, size, val);
     return val;
@@ -347,16 +349,17 @@ static void h3100_mmio_write(void *opaque, hwaddr addr, uint64_t data,
 
     trace_h3100_mmio_write(addr, size, data);
     if ((addr & 3) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword write, offset 0x%"
-                        HWADDR_PRIx " size %u, ignored", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_write_size, "misaligned or sub-dword "
+                        "write, offset 0x%" PRIx64 " size %u, ignored",
+                        addr, size);
         return;
     }
     if (addr >= H3100_DB_OFFSET) {
         if (size != 4 ||
             addr >= H3100_DB_OFFSET + (s->max_ioqpairs + 1) * 8) {
-            H3100_GUEST_ERR("doorbell write of size %u at 0x%" HWADDR_PRIx
-                            " outside the doorbells of %u queue pairs",
-                            size, addr, s->max_ioqpairs + 1);
+            H3100_GUEST_ERR(h3100_ub_db_outside, "doorbell write of size %u "
+                            "at 0x%" PRIx64 " outside the doorbells of %u "
+                            "queue pairs", size, addr, s->max_ioqpairs + 1);
             if (size == 4) {
                 h3100_doorbell_write(s, &w);
             }

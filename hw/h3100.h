@@ -102,9 +102,20 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_WAF_SAMPLE_NS         NANOSECONDS_PER_SECOND
 #define H3100_WAF_WINDOW_S          60          /* "recent" WAF window */
 
-#define H3100_GUEST_ERR(fmt, ...) \
-    qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
-                  ## __VA_ARGS__)
+/*
+ * A guest error, traced and logged (-d guest_errors) in one line, as
+ * QEMU's NVME_GUEST_ERR: @trace is an event of hw/trace-events that takes
+ * the format's arguments.  h3100_err_*: the guest broke a rule the
+ * specification states (the command fails, or an event is reported);
+ * h3100_ub_*: what the specification leaves undefined (the device
+ * ignores it).
+ */
+#define H3100_GUEST_ERR(trace, fmt, ...) \
+    do { \
+        (trace_##trace)(__VA_ARGS__); \
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: " #trace " in %s: " fmt "\n", \
+                      TYPE_DAPUSTOR_H3100, __func__, ## __VA_ARGS__); \
+    } while (0)
 
 /*
  * A load's records, in the only order a stream may hold them
