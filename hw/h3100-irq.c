@@ -73,6 +73,16 @@ static void h3100_msix_notify(H3100State *s, unsigned vector)
     }
 }
 
+/*
+ * The INTx pin's level: a vector with completions the host has not
+ * consumed (irq_status) that INTMS does not mask.  Read atomically: an
+ * IOThread's completions set irq_status while the main loop reads it.
+ */
+static bool h3100_intx_level(H3100State *s)
+{
+    return qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms);
+}
+
 /* Main loop bottom half: deliver interrupts raised in the IOThread. */
 void h3100_irq_bh(void *opaque)
 {
@@ -92,7 +102,7 @@ void h3100_irq_bh(void *opaque)
         }
     }
     if (!msix_enabled(pci)) {
-        if (qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms)) {
+        if (h3100_intx_level(s)) {
             pci_irq_assert(pci);
         } else {
             pci_irq_deassert(pci);
@@ -128,7 +138,7 @@ void h3100_intx_update(H3100State *s)
         qemu_bh_schedule(s->irq_bh);
         return;
     }
-    if (s->irq_status & ~ldl_le_p(&s->bar.intms)) {
+    if (h3100_intx_level(s)) {
         trace_h3100_irq_pin(1);
         pci_irq_assert(pci);
     } else {
