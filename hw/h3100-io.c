@@ -338,6 +338,28 @@ void h3100_write_send(H3100State *s, H3100Req *req)
     }
 }
 
+/*
+ * One rule for what the drive does with a write the model has timed
+ * (@r), Write or Write Zeroes: a read-only drive refuses it; the range
+ * is no longer uncorrectable; the volatile cache keeps what it
+ * overwrites, then the data goes to the backend.
+ */
+static uint16_t h3100_write_accept(H3100State *s, H3100Req *req,
+                                   const H3100Result *r)
+{
+    req->done_ns = r->done_ns;
+    if (r->status == H3100_READ_ONLY) {
+        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
+    }
+    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
+        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
+    }
+    if (!h3100_vcache_before_write(s, req)) {
+        h3100_write_send(s, req);
+    }
+    return NVME_NO_COMPLETE;
+}
+
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
@@ -354,17 +376,7 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
                       req->offset, req->bytes, req->fua);
     r = h3100_model_io(s, H3100_OP_WRITE, req->offset, req->bytes,
                        req->fua, stream);
-    req->done_ns = r.done_ns;
-    if (r.status == H3100_READ_ONLY) {
-        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
-    }
-    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
-        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
-    }
-    if (!h3100_vcache_before_write(s, req)) {
-        h3100_write_send(s, req);
-    }
-    return NVME_NO_COMPLETE;
+    return h3100_write_accept(s, req, &r);
 }
 
 static uint16_t h3100_flush(H3100State *s, H3100Req *req)
@@ -393,17 +405,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
                                 !!(dw12 & H3100_WZ_DEAC));
     r = h3100_model_io(s, H3100_OP_WRITE_ZEROES, req->offset, req->bytes,
                        req->fua, 0);
-    req->done_ns = r.done_ns;
-    if (r.status == H3100_READ_ONLY) {
-        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
-    }
-    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
-        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
-    }
-    if (!h3100_vcache_before_write(s, req)) {
-        h3100_write_send(s, req);
-    }
-    return NVME_NO_COMPLETE;
+    return h3100_write_accept(s, req, &r);
 }
 
 static void h3100_dsm_next(H3100Req *req);
