@@ -1346,7 +1346,7 @@ static bool h3100_vmstate_fields_ok(H3100State *s, const char **why)
                s->fw.next > H3100_FW_SLOTS) {
         *why = "bad firmware slots";
     } else if (s->dst.nresults > ARRAY_SIZE(s->dst.results) ||
-               s->dst.current > 2) {
+               s->dst.current > H3100_DST_EXTENDED) {
         *why = "bad self-test state";
     } else if (s->streams.open > H3100_STREAMS_MAX ||
                s->streams.allocated > H3100_STREAMS_MAX) {

@@ -287,13 +287,23 @@ typedef struct H3100Features {
     uint32_t hctm;                    /* TMT1 << 16 | TMT2, 0 = off */
 } H3100Features;
 
+/* Device self-test (h3100-maint.c): the codes (STC) the drive runs ... */
+#define H3100_DST_SHORT             1
+#define H3100_DST_EXTENDED          2
+/* ... and the Device Self-test log (06h): a header, then the results */
+#define H3100_DST_RESULTS           20          /* kept, newest first */
+#define H3100_DST_ENTRY_BYTES       28          /* one result */
+#define H3100_DST_LOG_HDR           4
+#define H3100_DST_LOG_BYTES         (H3100_DST_LOG_HDR + \
+                                     H3100_DST_RESULTS * H3100_DST_ENTRY_BYTES)
+
 typedef struct H3100SelfTest {
     uint8_t current;                  /* STC in progress, 0 = none */
     uint32_t nsid;
     int64_t start_ns;                 /* model time */
     int64_t end_ns;
     H3100Timer *timer;
-    uint8_t results[20][28];          /* newest first */
+    uint8_t results[H3100_DST_RESULTS][H3100_DST_ENTRY_BYTES];
     unsigned nresults;
 } H3100SelfTest;
 
