@@ -164,12 +164,8 @@ bool h3100_identity_init(H3100State *s, Error **errp)
         !h3100_model_number_init(s, errp)) {
         return false;
     }
-    if (!s->firmware) {
+    if (!s->firmware) {               /* checked by h3100_check_props */
         s->firmware = g_strdup("H3D10060");
-    }
-    if (!*s->firmware || strlen(s->firmware) > 8) {
-        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
-        return false;
     }
     return true;
 }

@@ -316,15 +316,12 @@ static bool h3100_profile_name(H3100State *s, char *name, size_t len,
     return true;
 }
 
-static bool h3100_model_init(H3100State *s, Error **errp)
+/* The drive model of @profile (h3100_profile_name()), fresh or loaded. */
+static bool h3100_model_init(H3100State *s, const char *profile, Error **errp)
 {
     g_autoptr(GError) gerr = NULL;
-    char profile[32];
     int64_t len;
 
-    if (!h3100_profile_name(s, profile, sizeof(profile), errp)) {
-        return false;
-    }
     if (!h3100_profile_load(&s->cfg, profile, &gerr)) {
         error_setg(errp, "profile %s: %s", profile, gerr->message);
         return false;
@@ -368,8 +365,27 @@ static bool h3100_model_init(H3100State *s, Error **errp)
     return true;
 }
 
-static bool h3100_check_props(H3100State *s, Error **errp)
+/*
+ * Every property that can be checked alone, before realize builds
+ * anything, in the order of QEMU's nvme_check_params(); what needs the
+ * drive model (model-params, the state file, the serial number) is
+ * checked as the model is built.  @profile: the model's profile name.
+ */
+static bool h3100_check_props(H3100State *s, char *profile, size_t len,
+                              Error **errp)
 {
+    if (!s->blk) {
+        error_setg(errp, "drive property not set "
+                   "(use -drive if=none,id=ID,... and drive=ID)");
+        return false;
+    }
+    if (!blk_is_inserted(s->blk)) {
+        error_setg(errp, "drive has no medium");
+        return false;
+    }
+    if (!h3100_profile_name(s, profile, len, errp)) {
+        return false;
+    }
     if (s->max_ioqpairs < 1 || s->max_ioqpairs > H3100_MAX_QPAIRS_LIMIT) {
         error_setg(errp, "max-ioqpairs=%u: expected 1..%u", s->max_ioqpairs,
                    H3100_MAX_QPAIRS_LIMIT);
@@ -389,6 +405,19 @@ static bool h3100_check_props(H3100State *s, Error **errp)
         error_setg(errp, "lba-size=%u: expected 512 or 4096", s->lba_size);
         return false;
     }
+    if (s->firmware && (!*s->firmware || strlen(s->firmware) > 8)) {
+        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
+        return false;
+    }
+    if (s->state_path && s->state_interval > 24 * 3600) {
+        error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
+                   s->state_interval);
+        return false;
+    }
+    if (s->telemetry_path && !s->telemetry_ms) {
+        error_setg(errp, "telemetry-interval must be at least 1 (ms)");
+        return false;
+    }
     return true;
 }
 
@@ -396,15 +425,6 @@ static bool h3100_blk_init(H3100State *s, Error **errp)
 {
     uint64_t perm = BLK_PERM_CONSISTENT_READ;
 
-    if (!s->blk) {
-        error_setg(errp, "drive property not set "
-                   "(use -drive if=none,id=ID,... and drive=ID)");
-        return false;
-    }
-    if (!blk_is_inserted(s->blk)) {
-        error_setg(errp, "drive has no medium");
-        return false;
-    }
     if (blk_supports_write_perm(s->blk)) {
         perm |= BLK_PERM_WRITE;
     }
@@ -511,32 +531,49 @@ static void h3100_state_init(H3100State *s)
     h3100_regs_init(s);
 }
 
+/*
+ * Check, then build: the properties and the telemetry file first, so
+ * that nothing after the model can fail; a failure unwinds what was
+ * built, in reverse order, on one path.
+ */
 static void h3100_realize(PCIDevice *pci_dev, Error **errp)
 {
     H3100State *s = DAPUSTOR_H3100(pci_dev);
+    char profile[32];
 
-    if (!h3100_check_props(s, errp) || !h3100_blk_init(s, errp) ||
-        !h3100_groups_init(s, errp) ||
-        !h3100_model_init(s, errp) || !h3100_identity_init(s, errp) ||
-        !h3100_pci_init(s, errp)) {
-        h3100_groups_free(s);
-        h3100_model_free(s->model);
-        s->model = NULL;
-        g_clear_pointer(&s->pstate_blob, g_bytes_unref);
+    if (!h3100_check_props(s, profile, sizeof(profile), errp) ||
+        !h3100_telemetry_open(s, errp)) {
         return;
+    }
+    if (!h3100_blk_init(s, errp)) {
+        goto fail_telemetry;
+    }
+    if (!h3100_groups_init(s, errp)) {
+        goto fail_groups;
+    }
+    if (!h3100_model_init(s, profile, errp) ||
+        !h3100_identity_init(s, errp) || !h3100_pci_init(s, errp)) {
+        goto fail_model;
     }
     h3100_state_init(s);
     if (s->state_path && !s->pstate_incoming) {
         h3100_pstate_apply(s);
     }
     h3100_extremes_start(s, &s->tw_base);  /* after the lifetime ones */
-    if (!h3100_telemetry_init(s, errp)) {
-        h3100_pstate_close(s);
-        return;
-    }
+    h3100_telemetry_init(s);
     h3100_telemetry_start(s);
     h3100_ns_resume(s);               /* a delete the state file left */
     h3100_mig_init(s);
+    return;
+
+fail_model:
+    h3100_model_free(s->model);
+    s->model = NULL;
+    g_clear_pointer(&s->pstate_blob, g_bytes_unref);
+fail_groups:
+    h3100_groups_free(s);             /* also after a partial init */
+fail_telemetry:
+    h3100_telemetry_abandon(s);
 }
 
 static void h3100_exit(PCIDevice *pci_dev)

@@ -414,11 +414,6 @@ bool h3100_pstate_open(H3100State *s, Error **errp)
     uint32_t flags = 0;
     const char *bad;
 
-    if (s->state_interval > 24 * 3600) {
-        error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
-                   s->state_interval);
-        return false;
-    }
     if (runstate_check(RUN_STATE_INMIGRATE)) {
         /* the source still writes FILE: the drive comes in the stream */
         s->model = h3100_model_new(&s->cfg, &gerr);

@@ -677,7 +677,9 @@ int64_t h3100_timer_expire_ns(H3100Timer *t);
 bool h3100_timer_pending(H3100Timer *t);
 
 /* h3100-telemetry.c */
-bool h3100_telemetry_init(H3100State *s, Error **errp);
+bool h3100_telemetry_open(H3100State *s, Error **errp);
+void h3100_telemetry_abandon(H3100State *s);
+void h3100_telemetry_init(H3100State *s);
 void h3100_telemetry_start(H3100State *s);
 void h3100_telemetry_note(H3100State *s, H3100Req *req);
 void h3100_telemetry_close(H3100State *s);
