@@ -15,6 +15,9 @@
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 /* ---- asynchronous events ----------------------------------------------- */

@@ -21,6 +21,8 @@
 #include "qemu/osdep.h"
 #include "system/dma.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 static bool h3100_op_is_read(uint8_t opcode)

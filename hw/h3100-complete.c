@@ -37,12 +37,17 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 /*
  * The block request of a Read, Write, Write Zeroes or Flush is back
- * (done, failed or cancelled), in the request's context (see h3100.h's
- * top): what it means for the command, then its completion.
+ * (done, failed or cancelled), in the request's context
+ * (docs/design/threading.md): what it means for the command, then its
+ * completion.
  */
 void h3100_rw_cb(void *opaque, int ret)
 {

@@ -35,6 +35,7 @@
 #include "qemu/osdep.h"
 #include "qemu/rcu.h"
 #include "h3100.h"
+#include "h3100-core.h"
 #include "trace.h"
 
 #define H3100_SGL_CHUNK 256            /* descriptors read at a time */

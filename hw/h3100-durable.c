@@ -22,6 +22,8 @@
 #include "qemu/osdep.h"
 #include "block/block_int.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 /*

@@ -22,6 +22,8 @@
 #include "qapi/error.h"
 #include "block/block_int.h"
 #include "h3100.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 
 /* SHA-256 of @text into @digest */
 static void h3100_sha256(const char *text, uint8_t digest[32])

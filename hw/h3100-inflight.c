@@ -20,6 +20,7 @@
 #include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-core.h"
 
 /* how far one renewal of the hold may go */
 #define H3100_HOLD_STEP_MAX_NS  SCALE_MS

@@ -17,6 +17,9 @@
 #include "qemu/osdep.h"
 #include "system/dma.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_WZ_DEAC       (1u << 25)

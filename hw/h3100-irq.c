@@ -19,6 +19,7 @@
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
 #include "h3100.h"
+#include "h3100-core.h"
 #include "trace.h"
 
 /* The Interrupt Coalescing feature (08h): aggregation time and threshold */

@@ -14,6 +14,8 @@
 #include "qemu/osdep.h"
 #include "qapi/visitor.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
 #include "h3100/ocp-log.h"
 #include "h3100/vlog.h"
 #include "trace.h"

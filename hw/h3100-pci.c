@@ -35,6 +35,10 @@
 #include "system/qtest.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 /* QEMU 10.1 changed class_init's data argument to const void *. */

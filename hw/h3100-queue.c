@@ -27,6 +27,9 @@
 #include "qemu/main-loop.h"
 #include "system/kvm.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 /* ---- shadow doorbells -------------------------------------------------- */

@@ -16,6 +16,9 @@
 #include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 typedef struct H3100MmioWrite {

@@ -65,6 +65,9 @@
 #include "system/runstate.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"

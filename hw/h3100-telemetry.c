@@ -20,6 +20,9 @@
 #include "qemu/error-report.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 static void h3100_reclaim_traced(void *opaque, H3100ReclaimStep step,
