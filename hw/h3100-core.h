@@ -5,8 +5,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * What the layers above may use: h3100-pci.c's clock, guard, context and
- * model helpers, h3100-timer.c, h3100-regs.c, h3100-queue.c,
+ * What the layers above may use: h3100-drive.c (contexts, guard, clock,
+ * the model), h3100-timer.c, h3100-regs.c, h3100-queue.c,
  * h3100-complete.c, h3100-irq.c, h3100-inflight.c, h3100-qgroup.c,
  * h3100-runstate.c, h3100-dma.c and h3100-blkdma.c.
  */
@@ -15,7 +15,7 @@
 
 #include "h3100.h"
 
-/* h3100-pci.c */
+/* h3100-drive.c */
 void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
                   void *opaque);
 void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
@@ -30,7 +30,6 @@ void h3100_health(H3100State *s, H3100Health *h);
 void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 /* Power state @ps: the model keeps under its maximum power (PS0: none). */
 void h3100_power_cap(H3100State *s, unsigned ps);
-void h3100_ctrl_reset(H3100State *s);
 
 /* The device's re-entrancy guard (where the BQL is held; else NULL) */
 MemReentrancyGuard *h3100_guard(H3100State *s);
@@ -38,6 +37,7 @@ MemReentrancyGuard *h3100_guard(H3100State *s);
 MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
 bool h3100_guard_enter(H3100State *s);
 void h3100_guard_leave(H3100State *s, bool was);
+
 
 /*
  * h3100-timer.c: a virtual-clock timer in the device's context (main
@@ -55,7 +55,8 @@ void h3100_timer_del(H3100Timer *t);
 int64_t h3100_timer_expire_ns(H3100Timer *t);
 bool h3100_timer_pending(H3100Timer *t);
 
-/* h3100-regs.c */
+/* h3100-regs.c, with the controller's reset (CC.EN=0, a function reset) */
+void h3100_ctrl_reset(H3100State *s);
 extern const MemoryRegionOps h3100_mmio_ops;
 void h3100_regs_init(H3100State *s);
 uint64_t h3100_regs_cap(void);

@@ -9,6 +9,10 @@
  * that does not exist raises the Invalid Doorbell Register event, an out
  * of range value the Invalid Doorbell Write Value event (NVMe 1.3 5.2),
  * and the write is ignored.
+ *
+ * The controller's reset (CC.EN 1 -> 0, and the function's reset through
+ * h3100-pci.c) is here too: stop fetching, let every block request land,
+ * then every concern forgets the controller's state.
  */
 
 #include "qemu/osdep.h"
@@ -17,6 +21,7 @@
 #include "system/qtest.h"
 #include "h3100.h"
 #include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "h3100-mgmt.h"
 #include "h3100-life.h"
 #include "trace.h"
@@ -411,3 +416,63 @@ const MemoryRegionOps h3100_mmio_ops = {
         .max_access_size = 8,
     },
 };
+
+/* ---- controller reset -------------------------------------------------- */
+
+static void h3100_stop_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    s->stopping = true;
+    h3100_queue_ioeventfd_stop(s);
+}
+
+static void h3100_reset_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    h3100_blk_unpark_all(s);
+    h3100_queues_reset(s);
+    h3100_aer_reset(s);
+    h3100_dst_abort(s, 2);
+    h3100_fw_reset(s);
+    h3100_features_init(s);
+    h3100_streams_reset(s);
+    h3100_ns_reset(s);
+    s->format_busy = false;
+    s->format_wait = NULL;            /* freed with the admin queue */
+    if (s->san.wait_io) {
+        h3100_sanitize_timer_cb(s);   /* the drain let every write land */
+    }
+    s->dbbuf_enabled = false;
+    s->dbbuf_dbs = 0;
+    s->dbbuf_eis = 0;
+    s->irq_status = 0;
+    h3100_timer_del(s->idle_timer);
+    stl_le_p(&s->bar.csts, 0);
+    stl_le_p(&s->bar.intms, 0);
+    stl_le_p(&s->bar.intmc, 0);
+    s->stopping = false;
+}
+
+/*
+ * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
+ * let every block request finish, then free the queues and requests.
+ */
+void h3100_ctrl_reset(H3100State *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    trace_h3100_ctrl_reset();
+    h3100_run_in_ctx(s, h3100_stop_fn, s);
+    h3100_unmap_wait(s, false);
+    blk_drain(s->blk);
+    h3100_run_in_ctx(s, h3100_reset_fn, s);
+    if (s->irq_bh) {
+        qemu_bh_cancel(s->irq_bh);
+        for (unsigned i = 0; i < H3100_IRQ_WORDS; i++) {
+            qatomic_set(&s->irq_pending[i], 0);
+        }
+    }
+    pci_irq_deassert(pci);
+}
