@@ -631,7 +631,7 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
 /* ---- dispatch --------------------------------------------------------- */
 
 /*
- * The NVM command set (include/h3100/nvme-cmds.h): dispatch, the
+ * The NVM command set (hw/tables/nvme-cmds.h): dispatch, the
  * Commands Supported and Effects log (h3100-log.c), the sanitize gate
  * and the trace names read it.
  */

@@ -39,9 +39,9 @@
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
-#include "h3100/nvme-cmds.h"
+#include "tables/nvme-cmds.h"
 #include "h3100/log-pages.h"
-#include "h3100/features.h"
+#include "tables/features.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -647,7 +647,7 @@ typedef struct H3100Cmd {
     const char *name;                 /* trace events, nvme-cli's words */
 } H3100Cmd;
 
-/* log 05h's entries of include/h3100/nvme-cmds.h */
+/* log 05h's entries of hw/tables/nvme-cmds.h */
 #define H3100_EFF_PLAIN  NVME_CMD_EFF_CSUPP
 #define H3100_EFF_LBA    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC)
 #define H3100_EFF_CCC    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC)
@@ -657,7 +657,7 @@ typedef struct H3100Cmd {
                           NVME_CMD_EFF_NIC | \
                           (2 << 16))    /* CSE: no command to any namespace */
 
-/* a table entry from a line of include/h3100/nvme-cmds.h */
+/* a table entry from a line of hw/tables/nvme-cmds.h */
 #define H3100_CMD_ENTRY(opcode, id, handler, cmd_name, eff, cmd_flags) \
     [opcode] = { .fn = h3100_##handler, .effects = eff, \
                  .flags = cmd_flags, .name = cmd_name },
