@@ -15,6 +15,9 @@
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 /* ---- asynchronous events ----------------------------------------------- */
@@ -133,8 +136,9 @@ static uint16_t h3100_check_queue_addr(H3100State *s, uint64_t prp1,
         return NVME_INVALID_PRP_OFFSET | NVME_DNR;
     }
     if (!h3100_guest_ram(s, prp1, bytes, write)) {
-        H3100_GUEST_ERR("queue at 0x%" PRIx64 "+0x%" PRIx64 " is not %s"
-                        "guest RAM", prp1, bytes, write ? "writable " : "");
+        H3100_GUEST_ERR(h3100_err_queue_ram, "queue at 0x%" PRIx64 "+0x%"
+                        PRIx64 " is not %sguest RAM", prp1, bytes,
+                        write ? "writable " : "");
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     return NVME_SUCCESS;
@@ -265,6 +269,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
                 s->outstanding_aers--;
                 r->status = NVME_CMD_ABORT_REQ;
                 req->cqe.result = 0;
+                h3100_pending_drop(s, r);
                 h3100_req_post_now(r);
                 return NVME_SUCCESS;
             }
@@ -272,6 +277,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
         if (r->pending) {
             r->status = NVME_CMD_ABORT_REQ;
             req->cqe.result = 0;
+            h3100_pending_drop(s, r);
             h3100_req_post_now(r);
         }
         return NVME_SUCCESS;
@@ -282,7 +288,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
 /* ---- dispatch ------------------------------------------------------------ */
 
 /*
- * The admin command set (include/h3100/nvme-cmds.h): dispatch, the
+ * The admin command set (hw/tables/nvme-cmds.h): dispatch, the
  * Commands Supported and Effects log (h3100-log.c), the sanitize gate
  * and the trace names read it.
  */

@@ -24,6 +24,7 @@
 #include "qemu/osdep.h"
 #include "qemu/memalign.h"
 #include "h3100.h"
+#include "h3100-core.h"
 #include "trace.h"
 
 typedef struct H3100BlkDma {

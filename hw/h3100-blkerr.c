@@ -21,6 +21,8 @@
 #include "qemu/osdep.h"
 #include "system/dma.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 static bool h3100_op_is_read(uint8_t opcode)
@@ -45,10 +47,11 @@ static uint16_t h3100_media_status(H3100Req *req)
 }
 
 /*
- * A block request of @req failed with @ret (< 0).  Returns true when
- * the request is kept for a retry (werror/rerror=stop: the VM is being
- * stopped); else the command completes, with @req->status set unless
- * the action is "ignore".
+ * A block request of @req failed with @ret (< 0), and no reset or queue
+ * deletion cancelled it (the caller's h3100_blk_cancelled()): the
+ * host's error policy.  Returns true when the request is kept for a
+ * retry (werror/rerror=stop: the VM is being stopped); else the command
+ * completes, with @req->status set unless the action is "ignore".
  */
 bool h3100_blk_failed(H3100Req *req, int ret)
 {
@@ -56,10 +59,6 @@ bool h3100_blk_failed(H3100Req *req, int ret)
     bool is_read = h3100_op_is_read(req->cmd.opcode);
     BlockErrorAction action;
 
-    if (ret == -ECANCELED || h3100_req_cancelled(req)) {
-        req->status = NVME_CMD_ABORT_SQ_DEL;
-        return false;
-    }
     action = blk_get_error_action(s->blk, is_read, -ret);
     trace_h3100_blk_error(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret,
                           action);

@@ -15,6 +15,8 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 /* ---- DapuStor additional SMART (CAh), as nvme-cli's plugin reads it ---- */

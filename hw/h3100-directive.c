@@ -19,6 +19,9 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_DIR_IDENTIFY          0x00

@@ -24,7 +24,8 @@
  * memory core refuses anything but RAM in the lookup that does the
  * access.  Without it an IOThread would dispatch to MMIO, which takes the
  * BQL, while the vCPU or main loop holding the BQL waits for that IOThread
- * (a controller reset): a deadlock the fuzzer found (docs/design/robustness.md).
+ * (a controller reset): a deadlock the fuzzer found
+ * (docs/design/robustness.md).
  * The attributes do not keep a write off ROM, so the device writes
  * through a mapping that must be RAM (h3100_ram_write()), and its block
  * requests, which may start long after the check, map the data the same
@@ -34,6 +35,7 @@
 #include "qemu/osdep.h"
 #include "qemu/rcu.h"
 #include "h3100.h"
+#include "h3100-core.h"
 #include "trace.h"
 
 #define H3100_SGL_CHUNK 256            /* descriptors read at a time */
@@ -119,8 +121,8 @@ MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len)
 {
     if (!h3100_guest_ram(s, addr, len, false)) {
-        H3100_GUEST_ERR("read of 0x%" PRIx64 "+0x%" PRIx64 ": not guest RAM",
-                        addr, len);
+        H3100_GUEST_ERR(h3100_err_dma_read, "read of 0x%" PRIx64 "+0x%" PRIx64
+                        ": not guest RAM", addr, len);
         return MEMTX_ACCESS_ERROR;
     }
     return pci_dma_rw(PCI_DEVICE(s), addr, buf, len, DMA_DIRECTION_TO_DEVICE,
@@ -131,8 +133,8 @@ MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
                             uint64_t len)
 {
     if (!h3100_guest_ram(s, addr, len, true)) {
-        H3100_GUEST_ERR("write of 0x%" PRIx64 "+0x%" PRIx64 ": not writable "
-                        "guest RAM", addr, len);
+        H3100_GUEST_ERR(h3100_err_dma_write, "write of 0x%" PRIx64 "+0x%"
+                        PRIx64 ": not writable guest RAM", addr, len);
         return MEMTX_ACCESS_ERROR;
     }
     return h3100_ram_write(pci_get_address_space(PCI_DEVICE(s)), addr, buf,
@@ -314,8 +316,8 @@ static uint16_t h3100_sgl_segment(H3100State *s, H3100Req *req,
     }
     nd = seg_len / sizeof(NvmeSglDescriptor);
     if (nd > *budget) {
-        H3100_GUEST_ERR("SGL of more than %u descriptors refused",
-                        H3100_SGL_MAX_DESCS);
+        H3100_GUEST_ERR(h3100_err_sgl_descs, "SGL of more than %u descriptors "
+                        "refused", H3100_SGL_MAX_DESCS);
         return NVME_INVALID_NUM_SGL_DESCRS | NVME_DNR;
     }
     *budget -= nd;
@@ -398,13 +400,12 @@ static uint16_t h3100_check_sg(H3100State *s, H3100Req *req,
     for (int i = 0; i < qsg->nsg; i++) {
         if (!h3100_guest_ram(s, qsg->sg[i].base, qsg->sg[i].len,
                              dir == DMA_DIRECTION_FROM_DEVICE)) {
-            H3100_GUEST_ERR("data pointer 0x%" PRIx64 "+0x%" PRIx64
-                            " is not %sguest RAM",
+            H3100_GUEST_ERR(h3100_err_dptr_ram, "data pointer 0x%" PRIx64
+                            "+0x%" PRIx64 " is not %sguest RAM",
                             (uint64_t)qsg->sg[i].base,
                             (uint64_t)qsg->sg[i].len,
                             dir == DMA_DIRECTION_FROM_DEVICE ?
                             "writable " : "");
-            trace_h3100_err_dma("data pointer", qsg->sg[i].base);
             return NVME_DATA_TRAS_ERROR;
         }
     }

@@ -22,6 +22,8 @@
 #include "qemu/osdep.h"
 #include "block/block_int.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 /*
@@ -126,25 +128,23 @@ static void h3100_durable_flush_start(H3100State *s)
 }
 
 /*
- * The block layer has a write (Write, Write Zeroes, DSM, Format): complete
- * it now if it is durable against QEMU's death, else after the next
- * flush.  A flush started before this write landed may not cover it:
- * the write waits for the one after.  Failed and cancelled writes, and
- * FUA writes (already flushed), complete at once.
+ * A write is on the backend (h3100_write_landed): true when it waits for
+ * the next flush to be durable against QEMU's death; false when it may
+ * complete now.  A flush started before this write landed may not cover
+ * it: the write waits for the one after.  Failed writes, and FUA writes
+ * (already flushed), need none.
  */
-void h3100_write_landed(H3100Req *req)
+bool h3100_durable_wait(H3100Req *req)
 {
     H3100State *s = req->s;
 
-    req->aiocb = NULL;
-    if (req->status || req->fua || h3100_req_cancelled(req) ||
-        !h3100_durable_needed(s)) {
-        h3100_req_complete(req);
-        return;
+    if (req->status || req->fua || !h3100_durable_needed(s)) {
+        return false;
     }
     QTAILQ_INSERT_TAIL(&s->durable_next, req, durable_entry);
     req->durable_wait = H3100_DURABLE_NEXT;
     h3100_durable_kick(s);
+    return true;
 }
 
 /*

@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * What is supported is include/h3100/features.h, expanded into
+ * What is supported is hw/tables/features.h, expanded into
  * h3100_features[] below: one entry per feature, read by Get and Set
  * Features.  Nothing is saveable; Get Features
  * honours SEL (current, default, saved = default, supported
@@ -14,6 +14,9 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_TS_ORIGIN_HOST    (1 << 1)
@@ -39,16 +42,6 @@ void h3100_features_init(H3100State *s)
     for (unsigned i = 0; s->vec && i < s->nvec; i++) {
         s->vec[i].no_coalesce = false;
     }
-}
-
-uint32_t h3100_coalesce_time_ns(H3100State *s)
-{
-    return NVME_INTC_TIME(s->feat.int_coalescing) * 100 * SCALE_US;
-}
-
-uint32_t h3100_coalesce_thr(H3100State *s)
-{
-    return NVME_INTC_THR(s->feat.int_coalescing);
 }
 
 static uint64_t h3100_timestamp(H3100State *s)
@@ -306,12 +299,12 @@ typedef struct H3100Feature {
 #define H3100_FCAP      NVME_FEAT_CAP_CHANGE
 #define H3100_FCAP_NS   (NVME_FEAT_CAP_CHANGE | NVME_FEAT_CAP_NS)
 
-/* a table entry from a line of include/h3100/features.h */
+/* a table entry from a line of hw/tables/features.h */
 #define H3100_FEAT_ENTRY(fid, id, handler, feat_name, feat_cap) \
     [fid] = { .get = h3100_get_##handler, .set = h3100_set_##handler, \
               .cap = feat_cap, .name = feat_name },
 
-/* The features (include/h3100/features.h): without an entry, none. */
+/* The features (hw/tables/features.h): without an entry, none. */
 static const H3100Feature h3100_features[256] = {
     H3100_FEATURES(H3100_FEAT_ENTRY)
 };

@@ -18,6 +18,8 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_FW_HDR_BYTES  12

@@ -10,6 +10,8 @@
 #include "qemu/osdep.h"
 #include "qemu/cutils.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_OACS_SELF_TEST    (1 << 4)

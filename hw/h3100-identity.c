@@ -22,6 +22,8 @@
 #include "qapi/error.h"
 #include "block/block_int.h"
 #include "h3100.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 
 /* SHA-256 of @text into @digest */
 static void h3100_sha256(const char *text, uint8_t digest[32])
@@ -164,12 +166,8 @@ bool h3100_identity_init(H3100State *s, Error **errp)
         !h3100_model_number_init(s, errp)) {
         return false;
     }
-    if (!s->firmware) {
+    if (!s->firmware) {               /* checked by h3100_check_props */
         s->firmware = g_strdup("H3D10060");
-    }
-    if (!*s->firmware || strlen(s->firmware) > 8) {
-        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
-        return false;
     }
     return true;
 }

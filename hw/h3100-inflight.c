@@ -20,6 +20,7 @@
 #include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-core.h"
 
 /* how far one renewal of the hold may go */
 #define H3100_HOLD_STEP_MAX_NS  SCALE_MS
@@ -143,6 +144,7 @@ void h3100_due_timer_cb(void *opaque)
     }
     now = h3100_now(s);
     while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= now) {
+        h3100_pending_drop(s, req);
         h3100_req_post_now(req);
     }
     h3100_group_rearm(g);
@@ -170,17 +172,19 @@ void h3100_inflight_add(H3100State *s, H3100Req *req)
     }
 }
 
-/* No timer moves here: the command goes on to g->pending or its CQ. */
-void h3100_inflight_remove(H3100State *s, H3100Req *req)
+/*
+ * No timer moves here: the command goes on to g->pending or its CQ.
+ * True when it was the last I/O command with block I/O out (a Format or
+ * a Sanitize may be waiting for that: h3100_maint_io_drained()).
+ */
+bool h3100_inflight_remove(H3100State *s, H3100Req *req)
 {
     if (!req->in_flight) {
-        return;
+        return false;
     }
     QTAILQ_REMOVE(&req->sq->g->inflight, req, ioentry);
     req->in_flight = false;
-    if (req->sq->sqid && !--s->io_inflight) {
-        h3100_maint_io_drained(s);
-    }
+    return req->sq->sqid && !--s->io_inflight;
 }
 
 void h3100_pending_drop(H3100State *s, H3100Req *req)
@@ -211,19 +215,20 @@ void h3100_pending_insert(H3100Req *req)
 }
 
 /*
- * The command's I/O is done: post it now, or wait for its model time.
+ * The command's I/O is done: false when it may be posted now; true when
+ * it waits on g->pending for its model time (the due timer posts it).
  * Where the vCPU waits for the device (-icount), even a command whose
- * time has come waits on g->pending for the due timer, which posts what
- * is due in model time order, ties in fetch order: the order the host's
- * thread pool returned the I/O in stays out of what the guest sees.
+ * time has come waits for the due timer, which posts what is due in
+ * model time order, ties in fetch order: the order the host's thread
+ * pool returned the I/O in stays out of what the guest sees.
  */
-void h3100_req_wait_or_post(H3100State *s, H3100Req *req)
+bool h3100_req_wait(H3100State *s, H3100Req *req)
 {
     if (!h3100_vcpu_waits_for_device(s) &&
         (!s->timing || req->done_ns <= h3100_now(s))) {
-        h3100_req_post_now(req);
-        return;
+        return false;
     }
     h3100_pending_insert(req);
     h3100_due_at(req->sq->g, req->done_ns);
+    return true;
 }

@@ -17,6 +17,9 @@
 #include "qemu/osdep.h"
 #include "system/dma.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_WZ_DEAC       (1u << 25)
@@ -74,9 +77,9 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
         }
         if (r->start < start && end < r->end) {
             if (s->uncor->len >= H3100_UNCOR_MAX) {
-                H3100_GUEST_ERR("write inside an uncorrectable range: the "
-                                "table of %u ranges is full",
-                                H3100_UNCOR_MAX);
+                H3100_GUEST_ERR(h3100_err_uncor_full, "write inside an "
+                                "uncorrectable range: the table of %u "
+                                "ranges is full", H3100_UNCOR_MAX);
                 return false;
             }
             tail.start = end;
@@ -274,62 +277,6 @@ static BdrvRequestFlags h3100_fua_flags(H3100State *s, H3100Req *req)
     return req->fua && blk_enable_write_cache(s->blk) ? BDRV_REQ_FUA : 0;
 }
 
-bool h3100_req_cancelled(H3100Req *req)
-{
-    return req->s->stopping || req->sq->deleting;
-}
-
-/*
- * The status of a block request that failed (@ret < 0): aborted if a
- * reset or its queue's deletion cancelled it, else @err.
- */
-uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
-{
-    if (ret == -ECANCELED || h3100_req_cancelled(req)) {
-        return NVME_CMD_ABORT_SQ_DEL;
-    }
-    return err;
-}
-
-static void h3100_rw_done(H3100Req *req, int ret)
-{
-    trace_h3100_io_done(req->sq->sqid, le16_to_cpu(req->cmd.cid), ret);
-    req->aiocb = NULL;
-    if (ret == -EFAULT && (req->cmd.opcode == NVME_CMD_READ ||
-                           req->cmd.opcode == NVME_CMD_WRITE)) {
-        /*
-         * h3100_blk_dma() refused the data: its memory stopped being
-         * guest RAM after the command was parsed.  The guest's doing,
-         * not the host's: no werror policy (the backend's own -EFAULT
-         * reaches us as -EIO).
-         */
-        req->status = h3100_blk_status(req, ret, NVME_DATA_TRAS_ERROR);
-    } else if (ret < 0 && h3100_blk_failed(req, ret)) {
-        return;                         /* kept: sent again on `cont` */
-    }
-    h3100_vcache_landed(req);
-    if (req->cmd.opcode == NVME_CMD_FLUSH && !req->status) {
-        h3100_vcache_flushed(req->s, req->vc_gen);
-    }
-    if (req->cmd.opcode == NVME_CMD_WRITE ||
-        req->cmd.opcode == NVME_CMD_WRITE_ZEROES) {
-        h3100_write_landed(req);
-    } else {
-        h3100_req_complete(req);
-    }
-}
-
-/* A block layer callback, in the request's context: see h3100.h's top. */
-void h3100_rw_cb(void *opaque, int ret)
-{
-    H3100Req *req = opaque;
-    H3100State *s = req->s;
-
-    h3100_lock(s);
-    h3100_rw_done(req, ret);
-    h3100_unlock(s);
-}
-
 /* ---- read and write -------------------------------------------------- */
 
 /*
@@ -394,6 +341,28 @@ void h3100_write_send(H3100State *s, H3100Req *req)
     }
 }
 
+/*
+ * One rule for what the drive does with a write the model has timed
+ * (@r), Write or Write Zeroes: a read-only drive refuses it; the range
+ * is no longer uncorrectable; the volatile cache keeps what it
+ * overwrites, then the data goes to the backend.
+ */
+static uint16_t h3100_write_accept(H3100State *s, H3100Req *req,
+                                   const H3100Result *r)
+{
+    req->done_ns = r->done_ns;
+    if (r->status == H3100_READ_ONLY) {
+        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
+    }
+    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
+        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
+    }
+    if (!h3100_vcache_before_write(s, req)) {
+        h3100_write_send(s, req);
+    }
+    return NVME_NO_COMPLETE;
+}
+
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
@@ -410,17 +379,7 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
                       req->offset, req->bytes, req->fua);
     r = h3100_model_io(s, H3100_OP_WRITE, req->offset, req->bytes,
                        req->fua, stream);
-    req->done_ns = r.done_ns;
-    if (r.status == H3100_READ_ONLY) {
-        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
-    }
-    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
-        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
-    }
-    if (!h3100_vcache_before_write(s, req)) {
-        h3100_write_send(s, req);
-    }
-    return NVME_NO_COMPLETE;
+    return h3100_write_accept(s, req, &r);
 }
 
 static uint16_t h3100_flush(H3100State *s, H3100Req *req)
@@ -449,17 +408,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
                                 !!(dw12 & H3100_WZ_DEAC));
     r = h3100_model_io(s, H3100_OP_WRITE_ZEROES, req->offset, req->bytes,
                        req->fua, 0);
-    req->done_ns = r.done_ns;
-    if (r.status == H3100_READ_ONLY) {
-        return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
-    }
-    if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
-        return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
-    }
-    if (!h3100_vcache_before_write(s, req)) {
-        h3100_write_send(s, req);
-    }
-    return NVME_NO_COMPLETE;
+    return h3100_write_accept(s, req, &r);
 }
 
 static void h3100_dsm_next(H3100Req *req);
@@ -628,9 +577,12 @@ static void h3100_compare_done(H3100Req *req, int ret)
 
     req->aiocb = NULL;
     if (ret < 0) {
-        if (!h3100_blk_failed(req, ret)) {
-            h3100_req_complete(req);
+        if (h3100_blk_cancelled(req, ret)) {
+            req->status = NVME_CMD_ABORT_SQ_DEL;
+        } else if (h3100_blk_failed(req, ret)) {
+            return;                     /* kept: sent again on `cont` */
         }
+        h3100_req_complete(req);
         return;
     }
     host = g_malloc(req->bytes);
@@ -679,7 +631,7 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
 /* ---- dispatch --------------------------------------------------------- */
 
 /*
- * The NVM command set (include/h3100/nvme-cmds.h): dispatch, the
+ * The NVM command set (hw/tables/nvme-cmds.h): dispatch, the
  * Commands Supported and Effects log (h3100-log.c), the sanitize gate
  * and the trace names read it.
  */

@@ -14,7 +14,9 @@
 #include "qemu/osdep.h"
 #include "qapi/visitor.h"
 #include "h3100.h"
-#include "h3100/ocp-log.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "tables/ocp-log.h"
 #include "h3100/vlog.h"
 #include "trace.h"
 
@@ -232,7 +234,7 @@ static const uint8_t h3100_ocp_smart_guid[16] = {
 
 /*
  * @v little-endian in the @width bytes at @dst, zero above its 64 bits:
- * OCP_PUT(l, field, v) takes the width from include/h3100/ocp-log.h.
+ * OCP_PUT(l, field, v) takes the width from hw/tables/ocp-log.h.
  */
 static void h3100_le_put(uint8_t *dst, size_t width, uint64_t v)
 {

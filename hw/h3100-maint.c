@@ -17,6 +17,9 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_SANACT_EXIT_FAILURE   1
@@ -28,15 +31,15 @@
 #define H3100_SSTAT_GLOBAL_ERASED   (1 << 8)
 #define H3100_AER_INFO_SANITIZE_DONE 1
 
-#define H3100_DST_SHORT             1
-#define H3100_DST_EXTENDED          2
 #define H3100_DST_ABORT             0xf
-#define H3100_DST_LOG_BYTES         564
 #define H3100_DST_RES_OK            0
 #define H3100_DST_RES_ABORTED       1
 #define H3100_DST_RES_FORMAT        4
 #define H3100_DST_RES_FAILED_SEG    7
 #define H3100_DST_RES_UNUSED        0xf
+
+/* the Device Self-test log's size in the NVMe base specification */
+QEMU_BUILD_BUG_ON(H3100_DST_LOG_BYTES != 564);
 
 /* ---- format ---------------------------------------------------------- */
 
@@ -311,7 +314,7 @@ static void h3100_dst_record(H3100State *s, uint8_t result)
     memmove(d->results[1], d->results[0],
             sizeof(d->results) - sizeof(d->results[0]));
     e = d->results[0];
-    memset(e, 0, 28);
+    memset(e, 0, H3100_DST_ENTRY_BYTES);
     e[0] = (d->current << 4) | result;
     h3100_health(s, &h);
     stq_le_p(e + 4, h.now_ns / (3600 * NANOSECONDS_PER_SECOND));
@@ -330,7 +333,7 @@ static void h3100_dst_record(H3100State *s, uint8_t result)
         e[24] = 2;                                 /* media errors */
         e[25] = NVME_UNRECOVERED_READ & 0xff;
     }
-    if (d->nresults < 20) {
+    if (d->nresults < H3100_DST_RESULTS) {
         d->nresults++;
     }
     trace_h3100_dst_done(d->current, result);
@@ -407,11 +410,13 @@ uint16_t h3100_self_test_log(H3100State *s, H3100Req *req, uint64_t off,
         log[1] = MIN(99, (now - d->start_ns) * 100 /
                      (d->end_ns - d->start_ns));
     }
-    for (unsigned i = 0; i < 20; i++) {
+    for (unsigned i = 0; i < H3100_DST_RESULTS; i++) {
+        uint8_t *e = log + H3100_DST_LOG_HDR + i * H3100_DST_ENTRY_BYTES;
+
         if (i < d->nresults) {
-            memcpy(log + 4 + i * 28, d->results[i], 28);
+            memcpy(e, d->results[i], H3100_DST_ENTRY_BYTES);
         } else {
-            log[4 + i * 28] = H3100_DST_RES_UNUSED;
+            e[0] = H3100_DST_RES_UNUSED;
         }
     }
     if (off >= sizeof(log)) {
@@ -437,8 +442,8 @@ uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req)
     /* the device reads and writes both pages from now on */
     if (!h3100_guest_ram(s, dbs, s->page_size, true) ||
         !h3100_guest_ram(s, eis, s->page_size, true)) {
-        H3100_GUEST_ERR("doorbell buffers 0x%" PRIx64 "/0x%" PRIx64
-                        " are not writable guest RAM", dbs, eis);
+        H3100_GUEST_ERR(h3100_err_dbbuf_ram, "doorbell buffers 0x%" PRIx64
+                        "/0x%" PRIx64 " are not writable guest RAM", dbs, eis);
         return NVME_INVALID_FIELD | NVME_DNR;
     }
     s->dbbuf_dbs = dbs;

@@ -46,6 +46,10 @@
 #include "system/runstate.h"
 #include "h3100/migrate.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 #define H3100_MIG_SECTION       "dapustor-h3100-model"

@@ -29,6 +29,9 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
 
 #define H3100_NS_ERASE_SLICE        (256 * MiB)

@@ -25,7 +25,6 @@
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
-#include "block/aio-wait.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -35,6 +34,10 @@
 #include "system/qtest.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 /* QEMU 10.1 changed class_init's data argument to const void *. */
@@ -50,164 +53,6 @@ QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * 8 > H3100_DB_SIZE);
 QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * PCI_MSIX_ENTRY_SIZE >
                   H3100_MSIX_PBA_OFFSET - H3100_MSIX_TABLE_OFFSET);
 
-/* ---- contexts and the model ------------------------------------------ */
-
-typedef struct H3100CtxCall {
-    H3100State *s;
-    void (*fn)(void *);
-    void *opaque;
-} H3100CtxCall;
-
-static void h3100_ctx_call_bh(void *opaque)
-{
-    H3100CtxCall *c = opaque;
-
-    h3100_lock(c->s);
-    c->fn(c->opaque);
-    h3100_unlock(c->s);
-}
-
-/*
- * Run @fn in @ctx under s->lock and wait for it.  The caller holds the
- * BQL and not s->lock: @ctx's thread may be waiting for it.
- */
-void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
-                  void *opaque)
-{
-    H3100CtxCall c = { .s = s, .fn = fn, .opaque = opaque };
-
-    if (ctx == qemu_get_aio_context()) {
-        h3100_ctx_call_bh(&c);
-        return;
-    }
-    aio_wait_bh_oneshot(ctx, h3100_ctx_call_bh, &c);
-}
-
-/* ... in the controller's context */
-void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
-{
-    h3100_run_in(s, s->ctx, fn, opaque);
-}
-
-/*
- * The memory core refuses MMIO to the device while its re-entrancy guard
- * is engaged.  The device's bottom halves, timers and block-layer
- * callbacks engage it, so DMA or an MSI-X message aimed at BAR0 can never
- * re-enter the device.  Only where the BQL is held (the main loop, a
- * vCPU): an IOThread runs beside the vCPUs, whose own register accesses
- * an engaged guard would refuse; there (and everywhere)
- * h3100_guest_ram() keeps the device's DMA off MMIO, and
- * h3100_msix_target_ok() its MSI-X messages off BAR0.
- */
-MemReentrancyGuard *h3100_guard(H3100State *s)
-{
-    return bql_locked() ? &DEVICE(s)->mem_reentrancy_guard : NULL;
-}
-
-MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx)
-{
-    if (ctx != qemu_get_aio_context()) {
-        return NULL;
-    }
-    return &DEVICE(s)->mem_reentrancy_guard;
-}
-
-bool h3100_guard_enter(H3100State *s)
-{
-    MemReentrancyGuard *g = h3100_guard(s);
-    bool was = g && g->engaged_in_io;
-
-    if (g) {
-        g->engaged_in_io = true;
-    }
-    return was;
-}
-
-void h3100_guard_leave(H3100State *s, bool was)
-{
-    MemReentrancyGuard *g = h3100_guard(s);
-
-    if (g) {
-        g->engaged_in_io = was;
-    }
-}
-
-uint64_t h3100_now_locked(H3100State *s)
-{
-    int64_t v = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - s->time_base;
-    uint64_t now = v > 0 ? v : 0;
-
-    /* the model wants non-decreasing time */
-    if (now < s->model_last) {
-        now = s->model_last;
-    }
-    s->model_last = now;
-    return now;
-}
-
-uint64_t h3100_now(H3100State *s)
-{
-    uint64_t now;
-
-    qemu_mutex_lock(&s->model_lock);
-    now = h3100_now_locked(s);
-    qemu_mutex_unlock(&s->model_lock);
-    return now;
-}
-
-int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns)
-{
-    int64_t at;
-
-    /* a time past the clock's range never comes (saturate, not wrap) */
-    if (model_ns > INT64_MAX ||
-        __builtin_add_overflow(s->time_base, (int64_t)model_ns, &at)) {
-        return INT64_MAX;
-    }
-    return at;
-}
-
-H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
-                           uint64_t length, bool fua, uint32_t stream)
-{
-    H3100Io io = {
-        .op = op, .offset = offset, .length = length,
-        .fua = fua, .stream = stream,
-    };
-    H3100Result r;
-    uint64_t now;
-
-    qemu_mutex_lock(&s->model_lock);
-    now = h3100_now_locked(s);
-    r = h3100_model_submit(s->model, now, &io);
-    qemu_mutex_unlock(&s->model_lock);
-    trace_h3100_model_io(op, offset, length, now, r.done_ns, r.status);
-    return r;
-}
-
-void h3100_health(H3100State *s, H3100Health *h)
-{
-    qemu_mutex_lock(&s->model_lock);
-    h3100_model_health(s->model, h3100_now_locked(s), h);
-    qemu_mutex_unlock(&s->model_lock);
-}
-
-void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k)
-{
-    qemu_mutex_lock(&s->model_lock);
-    h3100_model_set_thermal_limits(s->model, tmt1_k, tmt2_k);
-    qemu_mutex_unlock(&s->model_lock);
-}
-
-void h3100_power_cap(H3100State *s, unsigned ps)
-{
-    uint32_t mw = ps ? le16_to_cpu(s->id_ctrl.psd[ps].mp) * 10 : 0;
-
-    qemu_mutex_lock(&s->model_lock);
-    h3100_model_set_power_cap(s->model, mw);
-    qemu_mutex_unlock(&s->model_lock);
-}
-
 static void h3100_idle_timer_cb(void *opaque)
 {
     H3100State *s = opaque;
@@ -220,66 +65,6 @@ static void h3100_idle_timer_cb(void *opaque)
         h3100_health_check(s);
     }
     h3100_timer_mod_in(s->idle_timer, H3100_IDLE_PERIOD_NS);
-}
-
-/* ---- controller reset -------------------------------------------------- */
-
-static void h3100_stop_fn(void *opaque)
-{
-    H3100State *s = opaque;
-
-    s->stopping = true;
-    h3100_queue_ioeventfd_stop(s);
-}
-
-static void h3100_reset_fn(void *opaque)
-{
-    H3100State *s = opaque;
-
-    h3100_blk_unpark_all(s);
-    h3100_queues_reset(s);
-    h3100_aer_reset(s);
-    h3100_dst_abort(s, 2);
-    h3100_fw_reset(s);
-    h3100_features_init(s);
-    h3100_streams_reset(s);
-    h3100_ns_reset(s);
-    s->format_busy = false;
-    s->format_wait = NULL;            /* freed with the admin queue */
-    if (s->san.wait_io) {
-        h3100_sanitize_timer_cb(s);   /* the drain let every write land */
-    }
-    s->dbbuf_enabled = false;
-    s->dbbuf_dbs = 0;
-    s->dbbuf_eis = 0;
-    s->irq_status = 0;
-    h3100_timer_del(s->idle_timer);
-    stl_le_p(&s->bar.csts, 0);
-    stl_le_p(&s->bar.intms, 0);
-    stl_le_p(&s->bar.intmc, 0);
-    s->stopping = false;
-}
-
-/*
- * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
- * let every block request finish, then free the queues and requests.
- */
-void h3100_ctrl_reset(H3100State *s)
-{
-    PCIDevice *pci = PCI_DEVICE(s);
-
-    trace_h3100_ctrl_reset();
-    h3100_run_in_ctx(s, h3100_stop_fn, s);
-    h3100_unmap_wait(s, false);
-    blk_drain(s->blk);
-    h3100_run_in_ctx(s, h3100_reset_fn, s);
-    if (s->irq_bh) {
-        qemu_bh_cancel(s->irq_bh);
-        for (unsigned i = 0; i < H3100_IRQ_WORDS; i++) {
-            qatomic_set(&s->irq_pending[i], 0);
-        }
-    }
-    pci_irq_deassert(pci);
 }
 
 /* ---- properties and identity ------------------------------------------ */
@@ -316,15 +101,12 @@ static bool h3100_profile_name(H3100State *s, char *name, size_t len,
     return true;
 }
 
-static bool h3100_model_init(H3100State *s, Error **errp)
+/* The drive model of @profile (h3100_profile_name()), fresh or loaded. */
+static bool h3100_model_init(H3100State *s, const char *profile, Error **errp)
 {
     g_autoptr(GError) gerr = NULL;
-    char profile[32];
     int64_t len;
 
-    if (!h3100_profile_name(s, profile, sizeof(profile), errp)) {
-        return false;
-    }
     if (!h3100_profile_load(&s->cfg, profile, &gerr)) {
         error_setg(errp, "profile %s: %s", profile, gerr->message);
         return false;
@@ -368,8 +150,27 @@ static bool h3100_model_init(H3100State *s, Error **errp)
     return true;
 }
 
-static bool h3100_check_props(H3100State *s, Error **errp)
+/*
+ * Every property that can be checked alone, before realize builds
+ * anything, in the order of QEMU's nvme_check_params(); what needs the
+ * drive model (model-params, the state file, the serial number) is
+ * checked as the model is built.  @profile: the model's profile name.
+ */
+static bool h3100_check_props(H3100State *s, char *profile, size_t len,
+                              Error **errp)
 {
+    if (!s->blk) {
+        error_setg(errp, "drive property not set "
+                   "(use -drive if=none,id=ID,... and drive=ID)");
+        return false;
+    }
+    if (!blk_is_inserted(s->blk)) {
+        error_setg(errp, "drive has no medium");
+        return false;
+    }
+    if (!h3100_profile_name(s, profile, len, errp)) {
+        return false;
+    }
     if (s->max_ioqpairs < 1 || s->max_ioqpairs > H3100_MAX_QPAIRS_LIMIT) {
         error_setg(errp, "max-ioqpairs=%u: expected 1..%u", s->max_ioqpairs,
                    H3100_MAX_QPAIRS_LIMIT);
@@ -389,6 +190,19 @@ static bool h3100_check_props(H3100State *s, Error **errp)
         error_setg(errp, "lba-size=%u: expected 512 or 4096", s->lba_size);
         return false;
     }
+    if (s->firmware && (!*s->firmware || strlen(s->firmware) > 8)) {
+        error_setg(errp, "firmware=%s: 1 to 8 characters", s->firmware);
+        return false;
+    }
+    if (s->state_path && s->state_interval > 24 * 3600) {
+        error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
+                   s->state_interval);
+        return false;
+    }
+    if (s->telemetry_path && !s->telemetry_ms) {
+        error_setg(errp, "telemetry-interval must be at least 1 (ms)");
+        return false;
+    }
     return true;
 }
 
@@ -396,15 +210,6 @@ static bool h3100_blk_init(H3100State *s, Error **errp)
 {
     uint64_t perm = BLK_PERM_CONSISTENT_READ;
 
-    if (!s->blk) {
-        error_setg(errp, "drive property not set "
-                   "(use -drive if=none,id=ID,... and drive=ID)");
-        return false;
-    }
-    if (!blk_is_inserted(s->blk)) {
-        error_setg(errp, "drive has no medium");
-        return false;
-    }
     if (blk_supports_write_perm(s->blk)) {
         perm |= BLK_PERM_WRITE;
     }
@@ -511,32 +316,49 @@ static void h3100_state_init(H3100State *s)
     h3100_regs_init(s);
 }
 
+/*
+ * Check, then build: the properties and the telemetry file first, so
+ * that nothing after the model can fail; a failure unwinds what was
+ * built, in reverse order, on one path.
+ */
 static void h3100_realize(PCIDevice *pci_dev, Error **errp)
 {
     H3100State *s = DAPUSTOR_H3100(pci_dev);
+    char profile[32];
 
-    if (!h3100_check_props(s, errp) || !h3100_blk_init(s, errp) ||
-        !h3100_groups_init(s, errp) ||
-        !h3100_model_init(s, errp) || !h3100_identity_init(s, errp) ||
-        !h3100_pci_init(s, errp)) {
-        h3100_groups_free(s);
-        h3100_model_free(s->model);
-        s->model = NULL;
-        g_clear_pointer(&s->pstate_blob, g_bytes_unref);
+    if (!h3100_check_props(s, profile, sizeof(profile), errp) ||
+        !h3100_telemetry_open(s, errp)) {
         return;
+    }
+    if (!h3100_blk_init(s, errp)) {
+        goto fail_telemetry;
+    }
+    if (!h3100_groups_init(s, errp)) {
+        goto fail_groups;
+    }
+    if (!h3100_model_init(s, profile, errp) ||
+        !h3100_identity_init(s, errp) || !h3100_pci_init(s, errp)) {
+        goto fail_model;
     }
     h3100_state_init(s);
     if (s->state_path && !s->pstate_incoming) {
         h3100_pstate_apply(s);
     }
     h3100_extremes_start(s, &s->tw_base);  /* after the lifetime ones */
-    if (!h3100_telemetry_init(s, errp)) {
-        h3100_pstate_close(s);
-        return;
-    }
+    h3100_telemetry_init(s);
     h3100_telemetry_start(s);
     h3100_ns_resume(s);               /* a delete the state file left */
     h3100_mig_init(s);
+    return;
+
+fail_model:
+    h3100_model_free(s->model);
+    s->model = NULL;
+    g_clear_pointer(&s->pstate_blob, g_bytes_unref);
+fail_groups:
+    h3100_groups_free(s);             /* also after a partial init */
+fail_telemetry:
+    h3100_telemetry_abandon(s);
 }
 
 static void h3100_exit(PCIDevice *pci_dev)

@@ -25,6 +25,9 @@
 #include "qapi/error.h"
 #include "system/runstate.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 static void h3100_power_cut(H3100State *s, bool machine)

@@ -27,6 +27,8 @@
 #include "qapi/error.h"
 #include "block/aio-wait.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 static bool h3100_qmap_qids(H3100State *s, H3100QGroup *g,

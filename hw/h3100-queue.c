@@ -8,9 +8,7 @@
  * A command is fetched by its SQ's bottom half and handed to the admin or
  * I/O dispatcher.  When its data I/O is done it waits, on one list ordered
  * by the model's completion time and one timer, until the model says the
- * drive completes it; it is then posted to its CQ.  MSI-X interrupts are
- * coalesced per vector (Interrupt Coalescing feature); the admin vector
- * and vectors with Coalescing Disable set are never delayed.
+ * drive completes it; it is then posted to its CQ.
  *
  * Shadow doorbells (Doorbell Buffer Config) apply to I/O queues: the tail
  * and head come from the shadow buffer, the event index is written back.
@@ -20,187 +18,19 @@
  * queue's own context (h3100-qgroup.c); the queue goes, and the Delete
  * command completes, when the last of them is back.  Completions of a
  * deleted queue's commands are not posted.
+ *
+ * A command's completion, from its block I/O to the interrupt, reads top
+ * to bottom in h3100-complete.c; interrupts are h3100-irq.c's.
  */
 
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
-#include "hw/pci/msi.h"
-#include "hw/pci/msix.h"
 #include "system/kvm.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
 #include "trace.h"
-
-/* ---- interrupts ---------------------------------------------------------- */
-
-/*
- * msix_notify and pci_irq_* need the BQL: a vCPU or the main loop sends
- * the message itself, an IOThread hands it to h3100_irq_bh.
- */
-static bool h3100_irq_direct(void)
-{
-    return bql_locked();
-}
-
-/*
- * An MSI-X message aimed at the device's own BAR0 would write its
- * registers from inside queue processing (CC.EN=0: a reset under the
- * feet of the caller).  The re-entrancy guard refuses it in the main
- * loop; this check also covers the IOThread.
- */
-static bool h3100_msix_target_ok(H3100State *s, unsigned vector)
-{
-    PCIDevice *pci = PCI_DEVICE(s);
-    uint64_t bar = pci_get_bar_addr(pci, 0);
-    MSIMessage msg;
-
-    if (msix_is_masked(pci, vector) || bar == PCI_BAR_UNMAPPED) {
-        return true;
-    }
-    msg = msix_get_message(pci, vector);
-    if (msg.address >= bar && msg.address - bar < H3100_BAR0_SIZE) {
-        H3100_GUEST_ERR("MSI-X vector %u addresses the device's own BAR0 "
-                        "(0x%" PRIx64 "): not sent", vector, msg.address);
-        return false;
-    }
-    return true;
-}
-
-static void h3100_msix_notify(H3100State *s, unsigned vector)
-{
-    if (h3100_msix_target_ok(s, vector)) {
-        msix_notify(PCI_DEVICE(s), vector);
-    }
-}
-
-/* Main loop bottom half: deliver interrupts raised in the IOThread. */
-void h3100_irq_bh(void *opaque)
-{
-    H3100State *s = opaque;
-    PCIDevice *pci = PCI_DEVICE(s);
-
-    for (unsigned w = 0; w < H3100_IRQ_WORDS; w++) {
-        uint64_t bits = qatomic_xchg(&s->irq_pending[w], 0);
-
-        while (bits) {
-            unsigned v = w * 64 + ctz64(bits);
-
-            bits &= bits - 1;
-            if (msix_enabled(pci) && v < s->nvec) {
-                h3100_msix_notify(s, v);
-            }
-        }
-    }
-    if (!msix_enabled(pci)) {
-        if (qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms)) {
-            pci_irq_assert(pci);
-        } else {
-            pci_irq_deassert(pci);
-        }
-    }
-}
-
-static void h3100_msix_fire(H3100State *s, uint16_t vector)
-{
-    H3100Vector *v = &s->vec[vector];
-
-    trace_h3100_irq_msix(vector, v->count);
-    v->count = 0;
-    h3100_timer_del(v->timer);
-    if (h3100_irq_direct()) {
-        h3100_msix_notify(s, vector);
-        return;
-    }
-    qatomic_or(&s->irq_pending[vector / 64], 1ULL << (vector % 64));
-    qemu_bh_schedule(s->irq_bh);
-}
-
-/*
- * Drive the pin from irq_status and INTMS: directly under the BQL, else
- * through h3100_irq_bh (an IOThread must not touch the PCI bus's INTx
- * counts while the main loop may change them).
- */
-void h3100_intx_update(H3100State *s)
-{
-    PCIDevice *pci = PCI_DEVICE(s);
-
-    if (!h3100_irq_direct()) {
-        qemu_bh_schedule(s->irq_bh);
-        return;
-    }
-    if (s->irq_status & ~ldl_le_p(&s->bar.intms)) {
-        trace_h3100_irq_pin(1);
-        pci_irq_assert(pci);
-    } else {
-        trace_h3100_irq_pin(0);
-        pci_irq_deassert(pci);
-    }
-}
-
-void h3100_irq_timer_cb(void *opaque)
-{
-    H3100Vector *v = opaque;
-
-    if (v->count) {
-        h3100_msix_fire(v->s, v->idx);
-    }
-}
-
-static void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n)
-{
-    uint32_t time_ns;
-    H3100Vector *v;
-
-    if (!cq->irq_enabled) {
-        return;
-    }
-    if (!msix_enabled(PCI_DEVICE(s))) {
-        qatomic_or(&s->irq_status, 1u << (cq->vector & 31));
-        h3100_intx_update(s);
-        return;
-    }
-    v = &s->vec[cq->vector];
-    time_ns = h3100_coalesce_time_ns(s);
-    if (cq->vector == 0 || v->no_coalesce || !time_ns) {
-        h3100_msix_fire(s, cq->vector);
-        return;
-    }
-    v->count += n;
-    if (v->count >= h3100_coalesce_thr(s) + 1) {
-        h3100_msix_fire(s, cq->vector);
-    } else if (!h3100_timer_pending(v->timer)) {
-        h3100_timer_mod_in(v->timer, time_ns);
-    }
-}
-
-void h3100_irq_deassert(H3100State *s, H3100CQueue *cq)
-{
-    if (msix_enabled(PCI_DEVICE(s)) || !cq->irq_enabled) {
-        return;
-    }
-    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
-        H3100CQueue *o = s->cq[i];
-
-        if (o && o->irq_enabled && o->vector == cq->vector &&
-            o->head != o->tail) {
-            return;
-        }
-    }
-    qatomic_and(&s->irq_status, ~(1u << (cq->vector & 31)));
-    h3100_intx_update(s);
-}
-
-/*
- * The host consumed some of the CQ's entries but not all: an MSI-X
- * message is an edge, so send another one, or a host that takes one
- * entry per interrupt waits for nothing ("completion polled" in Linux).
- * INTx is a level and stays asserted.
- */
-static void h3100_irq_resend(H3100State *s, H3100CQueue *cq)
-{
-    if (cq->irq_enabled && msix_enabled(PCI_DEVICE(s))) {
-        h3100_msix_fire(s, cq->vector);
-    }
-}
 
 /* ---- shadow doorbells -------------------------------------------------- */
 
@@ -215,8 +45,8 @@ static void h3100_sq_shadow_tail(H3100State *s, H3100SQueue *sq)
         return;
     }
     if (tail >= sq->size) {
-        H3100_GUEST_ERR("shadow SQ %u tail %u >= size %u, ignored",
-                        sq->sqid, tail, sq->size);
+        H3100_GUEST_ERR(h3100_ub_shadow_tail, "shadow SQ %u tail %u >= size "
+                        "%u, ignored", sq->sqid, tail, sq->size);
         return;
     }
     sq->tail = tail;
@@ -243,8 +73,8 @@ static void h3100_cq_shadow_head(H3100State *s, H3100CQueue *cq)
     posted = (cq->tail + cq->size - cq->head) % cq->size;
     consumed = (head + cq->size - cq->head) % cq->size;
     if (head >= cq->size || consumed > posted) {
-        H3100_GUEST_ERR("shadow CQ %u head %u invalid, ignored",
-                        cq->cqid, head);
+        H3100_GUEST_ERR(h3100_ub_shadow_head, "shadow CQ %u head %u invalid, "
+                        "ignored", cq->cqid, head);
         return;
     }
     cq->head = head;
@@ -260,12 +90,12 @@ static void h3100_sq_notifier(EventNotifier *e)
     }
 }
 
-static void h3100_cq_post(H3100State *s, H3100CQueue *cq);
 
 static void h3100_cq_notifier(EventNotifier *e)
 {
     H3100CQueue *cq = container_of(e, H3100CQueue, notifier);
     H3100State *s = cq->s;
+    unsigned posted;
 
     if (!event_notifier_test_and_clear(e)) {
         return;
@@ -275,7 +105,9 @@ static void h3100_cq_notifier(EventNotifier *e)
     if (cq->head == cq->tail) {
         h3100_irq_deassert(s, cq);
     }
-    h3100_cq_post(s, cq);          /* wakes the SQs whose slots it frees */
+    /* wakes the SQs whose slots it frees */
+    posted = h3100_cq_post(s, cq);
+    h3100_irq_notify(s, cq, posted);
     h3100_unlock(s);
 }
 
@@ -360,14 +192,17 @@ static bool h3100_cq_full(H3100CQueue *cq)
     return (cq->tail + 1) % cq->size == cq->head;
 }
 
-static void h3100_req_release(H3100Req *req)
+/* The request is done with: back to its SQ's free list. */
+void h3100_req_release(H3100Req *req)
 {
     H3100SQueue *sq = req->sq;
 
     /* a reset while the VM is stopped: what waited for it to run */
     h3100_deferred_drop(req->s, req);
     h3100_durable_drop(req->s, req);
-    h3100_inflight_remove(req->s, req);
+    if (h3100_inflight_remove(req->s, req)) {
+        h3100_maint_io_drained(req->s);
+    }
     h3100_vcache_landed(req);
     h3100_req_unmap(req);
     g_free(req->buf);
@@ -387,8 +222,9 @@ static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
     req->cqe.sq_head = cpu_to_le16(req->sq->head);
     req->cqe.status = cpu_to_le16((req->status << 1) | cq->phase);
     if (h3100_dma_write(s, addr, &req->cqe, sizeof(req->cqe))) {
-        H3100_GUEST_ERR("CQ %u entry at 0x%" HWADDR_PRIx " not writable: "
-                        "controller fatal status", cq->cqid, addr);
+        H3100_GUEST_ERR(h3100_err_cqe_write, "CQ %u entry at 0x%" PRIx64
+                        " not writable: controller fatal status", cq->cqid,
+                        addr);
         stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
         return false;
     }
@@ -402,7 +238,11 @@ static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
     return true;
 }
 
-static void h3100_cq_post(H3100State *s, H3100CQueue *cq)
+/*
+ * Write the CQ's waiting completions while it has room; returns how many
+ * (the caller tells the host: h3100_irq_notify()).
+ */
+unsigned h3100_cq_post(H3100State *s, H3100CQueue *cq)
 {
     unsigned posted = 0;
     H3100Req *req;
@@ -424,57 +264,7 @@ static void h3100_cq_post(H3100State *s, H3100CQueue *cq)
         qemu_bh_schedule(req->sq->bh);   /* a slot freed */
         posted++;
     }
-    if (posted) {
-        h3100_irq_notify(s, cq, posted);
-    }
-}
-
-void h3100_req_post_now(H3100Req *req)
-{
-    H3100State *s = req->s;
-    H3100CQueue *cq = s->cq[req->sq->cqid];
-
-    h3100_pending_drop(s, req);
-    if (req->status && req->status != NVME_NO_COMPLETE) {
-        h3100_error_log_add(s, req);
-    }
-    if (req->sq->sqid) {
-        h3100_telemetry_note(s, req);
-    }
-    QTAILQ_REMOVE(&req->sq->out_list, req, entry);
-    QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
-    req->posting = true;
-    h3100_cq_post(s, cq);
-}
-
-/*
- * Data I/O done (or none): post now, or when the model says the drive is
- * done.  Block-layer callbacks end here, so posting runs with the
- * re-entrancy guard engaged.  During a reset, or once its queue is being
- * deleted, nobody waits for the completion: the request is dropped, and
- * the last one of a deleted queue lets the deletion finish.
- */
-void h3100_req_complete(H3100Req *req)
-{
-    H3100State *s = req->s;
-    H3100SQueue *sq = req->sq;
-    bool was;
-
-    req->io_done = true;
-    req->aiocb = NULL;
-    h3100_inflight_remove(s, req);
-    trace_h3100_req_done(sq->sqid, le16_to_cpu(req->cmd.cid),
-                         req->status, req->done_ns);
-    if (s->stopping || sq->deleting) {
-        h3100_req_release(req);
-        if (sq->deleting && QTAILQ_EMPTY(&sq->out_list)) {
-            qemu_bh_schedule(sq->bh);
-        }
-        return;
-    }
-    was = h3100_guard_enter(s);
-    h3100_req_wait_or_post(s, req);
-    h3100_guard_leave(s, was);
+    return posted;
 }
 
 /* ---- submission -------------------------------------------------------- */
@@ -533,8 +323,9 @@ static void h3100_sq_fetch(H3100SQueue *sq)
         }
         addr = sq->dma_addr + (hwaddr)sq->head * sizeof(NvmeCmd);
         if (h3100_dma_read(s, addr, &cmd, sizeof(cmd))) {
-            H3100_GUEST_ERR("SQ %u entry at 0x%" HWADDR_PRIx " not readable: "
-                            "controller fatal status", sq->sqid, addr);
+            H3100_GUEST_ERR(h3100_err_sqe_read, "SQ %u entry at 0x%" PRIx64
+                            " not readable: controller fatal status",
+                            sq->sqid, addr);
             stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
             return;
         }
@@ -620,6 +411,8 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
  */
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
 {
+    unsigned posted;
+
     if (cq->db_addr) {
         h3100_cq_shadow_head(s, cq);     /* as with an ioeventfd (KVM) */
     } else {
@@ -630,7 +423,8 @@ void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head)
     } else {
         h3100_irq_resend(s, cq);
     }
-    h3100_cq_post(s, cq);
+    posted = h3100_cq_post(s, cq);
+    h3100_irq_notify(s, cq, posted);
 }
 
 /* ---- creation and deletion ----------------------------------------------- */

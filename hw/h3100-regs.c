@@ -9,6 +9,10 @@
  * that does not exist raises the Invalid Doorbell Register event, an out
  * of range value the Invalid Doorbell Write Value event (NVMe 1.3 5.2),
  * and the write is ignored.
+ *
+ * The controller's reset (CC.EN 1 -> 0, and the function's reset through
+ * h3100-pci.c) is here too: stop fetching, let every block request land,
+ * then every concern forgets the controller's state.
  */
 
 #include "qemu/osdep.h"
@@ -16,6 +20,10 @@
 #include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 typedef struct H3100MmioWrite {
@@ -128,8 +136,8 @@ static void h3100_write_cc_fn(void *opaque)
     if (NVME_CC_EN(data) && !NVME_CC_EN(cc)) {
         err = h3100_check_enable(s);
         if (err) {
-            trace_h3100_err_enable(err);
-            H3100_GUEST_ERR("controller enable failed: %s", err);
+            H3100_GUEST_ERR(h3100_err_enable, "controller enable failed: %s",
+                            err);
             csts |= NVME_CSTS_FAILED;
         } else {
             trace_h3100_ctrl_enable(data, ldl_le_p(&s->bar.aqa),
@@ -142,8 +150,8 @@ static void h3100_write_cc_fn(void *opaque)
                ((data ^ cc) & ~((CC_SHN_MASK << CC_SHN_SHIFT) |
                                 (CC_IOSQES_MASK << CC_IOSQES_SHIFT) |
                                 (CC_IOCQES_MASK << CC_IOCQES_SHIFT)))) {
-        H3100_GUEST_ERR("CC fields changed while CC.EN=1 (0x%x -> 0x%x)",
-                        cc, data);
+        H3100_GUEST_ERR(h3100_ub_cc_change, "CC fields changed while CC.EN=1 "
+                        "(0x%x -> 0x%x)", cc, data);
     }
     stl_le_p(&s->bar.csts, csts);
     if (NVME_CC_SHN(data) && !NVME_CC_SHN(cc)) {
@@ -178,7 +186,8 @@ static void h3100_write_intm(H3100State *s, hwaddr offset, uint32_t data)
     uint32_t intms = ldl_le_p(&s->bar.intms);
 
     if (msix_enabled(PCI_DEVICE(s))) {
-        H3100_GUEST_ERR("INTMS/INTMC written while MSI-X is enabled");
+        H3100_GUEST_ERR(h3100_ub_intm_msix, "INTMS/INTMC written while MSI-X "
+                        "is enabled");
         return;
     }
     if (offset == NVME_REG_INTMS) {
@@ -204,11 +213,13 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
         return;
     case NVME_REG_CSTS:
         if (data) {
-            H3100_GUEST_ERR("write of 0x%" PRIx64 " to read-only CSTS", data);
+            H3100_GUEST_ERR(h3100_ub_csts_write, "write of 0x%" PRIx64
+                            " to read-only CSTS", data);
         }
         return;
     case NVME_REG_NSSR:
-        H3100_GUEST_ERR("NVM subsystem reset not supported (CAP.NSSRS=0)");
+        H3100_GUEST_ERR(h3100_ub_nssr, "NVM subsystem reset not supported "
+                        "(CAP.NSSRS=0)");
         return;
     case NVME_REG_AQA:
     case NVME_REG_ASQ:
@@ -216,15 +227,15 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
     case NVME_REG_ACQ:
     case NVME_REG_ACQ + 4:
         if (enabled) {
-            H3100_GUEST_ERR("admin queue register 0x%" HWADDR_PRIx
-                            " written while CC.EN=1, ignored", offset);
+            H3100_GUEST_ERR(h3100_ub_aq_write, "admin queue register 0x%"
+                            PRIx64 " written while CC.EN=1, ignored", offset);
             return;
         }
         stn_le_p((uint8_t *)&s->bar + offset, size, data);
         return;
     default:
-        H3100_GUEST_ERR("write to read-only or reserved register 0x%"
-                        HWADDR_PRIx " ignored", offset);
+        H3100_GUEST_ERR(h3100_ub_reg_write, "write to read-only or reserved "
+                        "register 0x%" PRIx64 " ignored", offset);
         return;
     }
 }
@@ -232,9 +243,8 @@ static void h3100_write_reg(H3100State *s, hwaddr offset, uint64_t data,
 static void h3100_doorbell_error(H3100State *s, uint8_t info,
                                  unsigned qid, bool is_cq, uint64_t val)
 {
-    trace_h3100_err_doorbell(qid, is_cq, val, info);
-    H3100_GUEST_ERR("invalid %s doorbell write: queue %u %s value 0x%"
-                    PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
+    H3100_GUEST_ERR(h3100_err_doorbell, "invalid %s doorbell write: queue %u "
+                    "%s value 0x%" PRIx64, is_cq ? "CQ head" : "SQ tail", qid,
                     info == NVME_AER_INFO_ERR_INVALID_DB_REGISTER ?
                     "does not exist," : "bad", val);
     h3100_aer_enqueue(s, NVME_AER_TYPE_ERROR, info, H3100_LOG_ERROR);
@@ -257,8 +267,8 @@ static void h3100_write_doorbell(H3100State *s, hwaddr offset,
 
     trace_h3100_doorbell(qid, is_cq, data);
     if (!NVME_CSTS_RDY(ldl_le_p(&s->bar.csts))) {
-        H3100_GUEST_ERR("doorbell write while CSTS.RDY=0 (offset 0x%"
-                        HWADDR_PRIx "), ignored", offset);
+        H3100_GUEST_ERR(h3100_ub_db_not_ready, "doorbell write while "
+                        "CSTS.RDY=0 (offset 0x%" PRIx64 "), ignored", offset);
         return;
     }
     if (qid > s->max_ioqpairs || (is_cq ? !s->cq[qid] : !s->sq[qid])) {
@@ -323,17 +333,17 @@ static uint64_t h3100_mmio_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val = 0;
 
     if ((addr & (size - 1)) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword read, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_read_size, "misaligned or sub-dword "
+                        "read, offset 0x%" PRIx64 " size %u", addr, size);
     }
     if (addr + size <= H3100_REGS_SIZE) {
         val = ldn_le_p((uint8_t *)&s->bar + addr, size);
     } else if (addr >= H3100_DB_OFFSET) {
-        H3100_GUEST_ERR("read of write-only doorbell, offset 0x%" HWADDR_PRIx,
-                        addr);
+        H3100_GUEST_ERR(h3100_ub_db_read, "read of write-only doorbell, offset "
+                        "0x%" PRIx64, addr);
     } else {
-        H3100_GUEST_ERR("read crossing the register file end, offset 0x%"
-                        HWADDR_PRIx " size %u", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_read_end, "read crossing the register "
+                        "file end, offset 0x%" PRIx64 " size %u", addr, size);
     }
     trace_h3100_mmio_read(addr, size, val);
     return val;
@@ -347,16 +357,17 @@ static void h3100_mmio_write(void *opaque, hwaddr addr, uint64_t data,
 
     trace_h3100_mmio_write(addr, size, data);
     if ((addr & 3) || size < 4) {
-        H3100_GUEST_ERR("misaligned or sub-dword write, offset 0x%"
-                        HWADDR_PRIx " size %u, ignored", addr, size);
+        H3100_GUEST_ERR(h3100_ub_mmio_write_size, "misaligned or sub-dword "
+                        "write, offset 0x%" PRIx64 " size %u, ignored",
+                        addr, size);
         return;
     }
     if (addr >= H3100_DB_OFFSET) {
         if (size != 4 ||
             addr >= H3100_DB_OFFSET + (s->max_ioqpairs + 1) * 8) {
-            H3100_GUEST_ERR("doorbell write of size %u at 0x%" HWADDR_PRIx
-                            " outside the doorbells of %u queue pairs",
-                            size, addr, s->max_ioqpairs + 1);
+            H3100_GUEST_ERR(h3100_ub_db_outside, "doorbell write of size %u "
+                            "at 0x%" PRIx64 " outside the doorbells of %u "
+                            "queue pairs", size, addr, s->max_ioqpairs + 1);
             if (size == 4) {
                 h3100_doorbell_write(s, &w);
             }
@@ -405,3 +416,63 @@ const MemoryRegionOps h3100_mmio_ops = {
         .max_access_size = 8,
     },
 };
+
+/* ---- controller reset -------------------------------------------------- */
+
+static void h3100_stop_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    s->stopping = true;
+    h3100_queue_ioeventfd_stop(s);
+}
+
+static void h3100_reset_fn(void *opaque)
+{
+    H3100State *s = opaque;
+
+    h3100_blk_unpark_all(s);
+    h3100_queues_reset(s);
+    h3100_aer_reset(s);
+    h3100_dst_abort(s, 2);
+    h3100_fw_reset(s);
+    h3100_features_init(s);
+    h3100_streams_reset(s);
+    h3100_ns_reset(s);
+    s->format_busy = false;
+    s->format_wait = NULL;            /* freed with the admin queue */
+    if (s->san.wait_io) {
+        h3100_sanitize_timer_cb(s);   /* the drain let every write land */
+    }
+    s->dbbuf_enabled = false;
+    s->dbbuf_dbs = 0;
+    s->dbbuf_eis = 0;
+    s->irq_status = 0;
+    h3100_timer_del(s->idle_timer);
+    stl_le_p(&s->bar.csts, 0);
+    stl_le_p(&s->bar.intms, 0);
+    stl_le_p(&s->bar.intmc, 0);
+    s->stopping = false;
+}
+
+/*
+ * Controller reset (CC.EN 1 -> 0, device reset, unplug): stop fetching,
+ * let every block request finish, then free the queues and requests.
+ */
+void h3100_ctrl_reset(H3100State *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    trace_h3100_ctrl_reset();
+    h3100_run_in_ctx(s, h3100_stop_fn, s);
+    h3100_unmap_wait(s, false);
+    blk_drain(s->blk);
+    h3100_run_in_ctx(s, h3100_reset_fn, s);
+    if (s->irq_bh) {
+        qemu_bh_cancel(s->irq_bh);
+        for (unsigned i = 0; i < H3100_IRQ_WORDS; i++) {
+            qatomic_set(&s->irq_pending[i], 0);
+        }
+    }
+    pci_irq_deassert(pci);
+}

@@ -21,6 +21,9 @@
 #include "qemu/osdep.h"
 #include "system/runstate.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 static void h3100_quiesce_fn(void *opaque)

@@ -19,6 +19,9 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 #define H3100_SHUTDOWN_POLL_NS  (1 * SCALE_MS)

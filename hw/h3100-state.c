@@ -8,7 +8,8 @@
  * FILE is the drive model's saved state (models/state.c, STATE_VERSION: FTL
  * map, block states, erase counts, bad blocks, counters) with the
  * device's own state in the model file's extra section, inside its
- * checksum.  The device part, little-endian:
+ * checksum.  The device part, little-endian (its fixed header, to 120,
+ * is H3100DsHeader below; the build checks the offsets):
  *
  *    0  char[4]     "H3DS"
  *    4  u32         version (5; 4 has no namespace table, 3 no CBh
@@ -65,15 +66,48 @@
 #include "system/runstate.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
 #define H3100_DS_VERSION    5
-#define H3100_DS_HDR_V2     80
 #define H3100_DS_SERIAL     20
-#define H3100_DS_HDR_V3     (H3100_DS_HDR_V2 + H3100_DS_SERIAL)
-#define H3100_DS_LIFE       20
-#define H3100_DS_HDR_BYTES  (H3100_DS_HDR_V3 + H3100_DS_LIFE)
+
+/* The header above, little-endian: the one definition of its layout */
+typedef struct QEMU_PACKED H3100DsHeader {
+    char magic[4];
+    uint32_t version;
+    uint64_t power_on_ns;
+    uint64_t power_cycles;
+    uint64_t unsafe_shutdowns;
+    uint64_t error_count;
+    uint64_t media_errors;
+    uint8_t fw_slot[H3100_FW_SLOTS][8];
+    uint8_t fw_active;
+    uint8_t fw_next;
+    uint16_t nwaf;                    /* K (version 2) */
+    uint32_t nuncor;                  /* N */
+    char serial[H3100_DS_SERIAL];     /* version 3 */
+    uint32_t life_min_k;              /* version 4: log CBh's lifetime */
+    uint32_t life_max_k;
+    uint32_t pon_min_k;
+    uint32_t pon_max_k;
+    uint32_t fw_updates;
+} H3100DsHeader;
+
+/* how much of it each version has */
+#define H3100_DS_HDR_V2     offsetof(H3100DsHeader, serial)
+#define H3100_DS_HDR_V3     offsetof(H3100DsHeader, life_min_k)
+#define H3100_DS_HDR_BYTES  sizeof(H3100DsHeader)
+
+_Static_assert(offsetof(H3100DsHeader, fw_slot) == 48, "H3DS layout");
+_Static_assert(offsetof(H3100DsHeader, fw_active) == 72, "H3DS layout");
+_Static_assert(offsetof(H3100DsHeader, nuncor) == 76, "H3DS layout");
+_Static_assert(H3100_DS_HDR_V2 == 80, "H3DS layout: versions 1 and 2");
+_Static_assert(H3100_DS_HDR_V3 == 100, "H3DS layout: version 3");
+_Static_assert(H3100_DS_HDR_BYTES == 120, "H3DS layout: versions 4 and 5");
 #define H3100_DS_TEMP_MAX_K 473               /* 200 C: no drive lives */
 #define H3100_DS_WAF_BYTES  24
 #define H3100_DS_NS_HDR     8
@@ -163,29 +197,30 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
 {
     GByteArray *b = g_byte_array_sized_new(H3100_DS_HDR_BYTES +
                                            s->uncor->len * 16);
-    uint8_t hdr[H3100_DS_HDR_BYTES] = { 0 };
+    H3100DsHeader hdr = {
+        .version = cpu_to_le32(H3100_DS_VERSION),
+        .power_on_ns = cpu_to_le64(s->power_on_base_ns + h3100_now(s)),
+        .power_cycles = cpu_to_le64(s->power_cycles),
+        .unsafe_shutdowns = cpu_to_le64(s->unsafe_shutdowns),
+        .error_count = cpu_to_le64(s->error_count),
+        .media_errors = cpu_to_le64(s->media_errors),
+        .fw_active = s->fw.active,
+        .fw_next = s->fw.next,
+        .nwaf = cpu_to_le16(s->waf_count),
+        .nuncor = cpu_to_le32(s->uncor->len),
+        .life_min_k = cpu_to_le32(s->ext.life_min_k),
+        .life_max_k = cpu_to_le32(s->ext.life_max_k),
+        .pon_min_k = cpu_to_le32(s->ext.pon_min_k),
+        .pon_max_k = cpu_to_le32(s->ext.pon_max_k),
+        .fw_updates = cpu_to_le32(s->ext.fw_updates),
+    };
 
-    memcpy(hdr, H3100_DS_MAGIC, 4);
-    stl_le_p(hdr + 4, H3100_DS_VERSION);
-    stq_le_p(hdr + 8, s->power_on_base_ns + h3100_now(s));
-    stq_le_p(hdr + 16, s->power_cycles);
-    stq_le_p(hdr + 24, s->unsafe_shutdowns);
-    stq_le_p(hdr + 32, s->error_count);
-    stq_le_p(hdr + 40, s->media_errors);
+    memcpy(hdr.magic, H3100_DS_MAGIC, sizeof(hdr.magic));
     for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
-        memcpy(hdr + 48 + i * 8, s->fw.slot[i + 1], 8);
+        memcpy(hdr.fw_slot[i], s->fw.slot[i + 1], sizeof(hdr.fw_slot[i]));
     }
-    hdr[72] = s->fw.active;
-    hdr[73] = s->fw.next;
-    stw_le_p(hdr + 74, s->waf_count);
-    stl_le_p(hdr + 76, s->uncor->len);
-    memcpy(hdr + H3100_DS_HDR_V2, s->sn, strnlen(s->sn, H3100_DS_SERIAL));
-    stl_le_p(hdr + H3100_DS_HDR_V3, s->ext.life_min_k);
-    stl_le_p(hdr + H3100_DS_HDR_V3 + 4, s->ext.life_max_k);
-    stl_le_p(hdr + H3100_DS_HDR_V3 + 8, s->ext.pon_min_k);
-    stl_le_p(hdr + H3100_DS_HDR_V3 + 12, s->ext.pon_max_k);
-    stl_le_p(hdr + H3100_DS_HDR_V3 + 16, s->ext.fw_updates);
-    g_byte_array_append(b, hdr, sizeof(hdr));
+    memcpy(hdr.serial, s->sn, strnlen(s->sn, H3100_DS_SERIAL));
+    g_byte_array_append(b, (const uint8_t *)&hdr, sizeof(hdr));
     h3100_pstate_pack_uncor(s, b);
     for (unsigned i = 0; i < s->waf_count; i++) {
         H3100WafSample *w = &s->waf_ring[(s->waf_head + i) % H3100_WAF_RING];
@@ -301,25 +336,32 @@ bool h3100_pstate_serial(H3100State *s, char *sn, size_t len)
     const uint8_t *p = s->pstate_blob ?
                        g_bytes_get_data(s->pstate_blob, &blen) : NULL;
 
-    if (blen < H3100_DS_HDR_V3 || ldl_le_p(p + 4) < 3) {
+    H3100DsHeader h;
+
+    if (blen < H3100_DS_HDR_V3) {
         return false;
     }
-    g_strlcpy(sn, (const char *)p + H3100_DS_HDR_V2,
-              MIN(len, H3100_DS_SERIAL + 1));
+    memcpy(&h, p, H3100_DS_HDR_V3);
+    if (le32_to_cpu(h.version) < 3) {
+        return false;
+    }
+    g_strlcpy(sn, h.serial, MIN(len, H3100_DS_SERIAL + 1));
     return true;
 }
 
-/* Two min <= max pairs of kelvin, each 0 (not seen) or plausible. */
-static bool h3100_pstate_life_ok(const uint8_t *p)
+/* A min <= max pair of kelvin, 0 (not seen) or plausible. */
+static bool h3100_kelvin_pair_ok(uint32_t lo, uint32_t hi)
 {
-    for (unsigned i = 0; i < 2; i++) {
-        uint32_t lo = ldl_le_p(p + 8 * i), hi = ldl_le_p(p + 8 * i + 4);
+    return hi <= H3100_DS_TEMP_MAX_K && lo <= hi && (lo || !hi);
+}
 
-        if (hi > H3100_DS_TEMP_MAX_K || lo > hi || (!lo && hi)) {
-            return false;
-        }
-    }
-    return true;
+/* The lifetime temperatures of log CBh (version 4) */
+static bool h3100_pstate_life_ok(const H3100DsHeader *h)
+{
+    return h3100_kelvin_pair_ok(le32_to_cpu(h->life_min_k),
+                                le32_to_cpu(h->life_max_k)) &&
+           h3100_kelvin_pair_ok(le32_to_cpu(h->pon_min_k),
+                                le32_to_cpu(h->pon_max_k));
 }
 
 /*
@@ -331,6 +373,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
 {
     gsize len = 0;
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
+    H3100DsHeader h = { 0 };          /* the part @p's version has */
     uint32_t n, k, version;
     gsize hdr_len, tail;
     uint8_t active, next;
@@ -341,7 +384,8 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (len < H3100_DS_HDR_V2 || memcmp(p, H3100_DS_MAGIC, 4)) {
         return "no device state in its extra section";
     }
-    version = ldl_le_p(p + 4);
+    memcpy(&h, p, H3100_DS_HDR_V2);
+    version = le32_to_cpu(h.version);
     if (version < 1 || version > H3100_DS_VERSION) {
         return "unknown device state version";
     }
@@ -350,18 +394,19 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (len < hdr_len) {
         return "bad device state length";
     }
-    if (version >= 3 && !h3100_pstate_serial_ok(p + H3100_DS_HDR_V2)) {
+    memcpy(&h, p, hdr_len);
+    if (version >= 3 && !h3100_pstate_serial_ok((const uint8_t *)h.serial)) {
         return "bad serial number";
     }
-    if (version >= 4 && !h3100_pstate_life_ok(p + H3100_DS_HDR_V3)) {
+    if (version >= 4 && !h3100_pstate_life_ok(&h)) {
         return "bad lifetime temperatures";
     }
-    active = p[72];
-    next = p[73];
-    k = version >= 2 ? lduw_le_p(p + 74) : 0;
-    n = ldl_le_p(p + 76);
+    active = h.fw_active;
+    next = h.fw_next;
+    k = version >= 2 ? le16_to_cpu(h.nwaf) : 0;
+    n = le32_to_cpu(h.nuncor);
     if (!active || active > H3100_FW_SLOTS || next > H3100_FW_SLOTS ||
-        !p[48 + (active - 1) * 8] || (next && !p[48 + (next - 1) * 8])) {
+        !h.fw_slot[active - 1][0] || (next && !h.fw_slot[next - 1][0])) {
         return "bad firmware slots";
     }
     tail = hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES;
@@ -373,7 +418,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         return "bad namespace table";
     }
     if (!h3100_pstate_waf(s, p + hdr_len + (gsize)n * 16, k,
-                          ldq_le_p(p + 8), apply)) {
+                          le64_to_cpu(h.power_on_ns), apply)) {
         return "bad recent-WAF samples";
     }
     if (!h3100_pstate_uncor(s, p + hdr_len, n, apply)) {
@@ -382,20 +427,20 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (!apply) {
         return NULL;
     }
-    s->power_on_base_ns = ldq_le_p(p + 8);
-    s->power_cycles = ldq_le_p(p + 16);
-    s->unsafe_shutdowns = ldq_le_p(p + 24);
-    s->error_count = ldq_le_p(p + 32);
-    s->media_errors = ldq_le_p(p + 40);
+    s->power_on_base_ns = le64_to_cpu(h.power_on_ns);
+    s->power_cycles = le64_to_cpu(h.power_cycles);
+    s->unsafe_shutdowns = le64_to_cpu(h.unsafe_shutdowns);
+    s->error_count = le64_to_cpu(h.error_count);
+    s->media_errors = le64_to_cpu(h.media_errors);
     for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
-        memcpy(s->fw.slot[i + 1], p + 48 + i * 8, 8);
+        memcpy(s->fw.slot[i + 1], h.fw_slot[i], sizeof(h.fw_slot[i]));
     }
     if (version >= 4) {
-        s->ext.life_min_k = ldl_le_p(p + H3100_DS_HDR_V3);
-        s->ext.life_max_k = ldl_le_p(p + H3100_DS_HDR_V3 + 4);
-        s->ext.pon_min_k = ldl_le_p(p + H3100_DS_HDR_V3 + 8);
-        s->ext.pon_max_k = ldl_le_p(p + H3100_DS_HDR_V3 + 12);
-        s->ext.fw_updates = ldl_le_p(p + H3100_DS_HDR_V3 + 16);
+        s->ext.life_min_k = le32_to_cpu(h.life_min_k);
+        s->ext.life_max_k = le32_to_cpu(h.life_max_k);
+        s->ext.pon_min_k = le32_to_cpu(h.pon_min_k);
+        s->ext.pon_max_k = le32_to_cpu(h.pon_max_k);
+        s->ext.fw_updates = le32_to_cpu(h.fw_updates);
     }
     /* a restart is a reset: a pending activation takes effect */
     s->fw.active = active;
@@ -414,11 +459,6 @@ bool h3100_pstate_open(H3100State *s, Error **errp)
     uint32_t flags = 0;
     const char *bad;
 
-    if (s->state_interval > 24 * 3600) {
-        error_setg(errp, "state-interval=%u: expected 0 (off) .. 86400 s",
-                   s->state_interval);
-        return false;
-    }
     if (runstate_check(RUN_STATE_INMIGRATE)) {
         /* the source still writes FILE: the drive comes in the stream */
         s->model = h3100_model_new(&s->cfg, &gerr);

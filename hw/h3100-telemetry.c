@@ -20,6 +20,9 @@
 #include "qemu/error-report.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 static void h3100_reclaim_traced(void *opaque, H3100ReclaimStep step,
@@ -102,23 +105,43 @@ void h3100_telemetry_init_model(H3100State *s)
     h3100_model_set_reclaim_observer(s->model, h3100_reclaim_traced, s);
 }
 
-bool h3100_telemetry_init(H3100State *s, Error **errp)
+/*
+ * At realize, before anything is built: the file, if there is one, can
+ * be written (telemetry-interval is h3100_check_props()').
+ */
+bool h3100_telemetry_open(H3100State *s, Error **errp)
 {
     H3100Telemetry *t = &s->tel;
 
-    h3100_telemetry_init_model(s);
     if (!s->telemetry_path) {
         return true;
-    }
-    if (!s->telemetry_ms) {
-        error_setg(errp, "telemetry-interval must be at least 1 (ms)");
-        return false;
     }
     t->file = fopen(s->telemetry_path, "w");
     if (!t->file) {
         error_setg_errno(errp, errno, "telemetry: cannot write %s",
                          s->telemetry_path);
         return false;
+    }
+    return true;
+}
+
+/* Realize failed after h3100_telemetry_open(): nothing was written. */
+void h3100_telemetry_abandon(H3100State *s)
+{
+    if (s->tel.file) {
+        fclose(s->tel.file);
+        s->tel.file = NULL;
+    }
+}
+
+/* Once the model exists. */
+void h3100_telemetry_init(H3100State *s)
+{
+    H3100Telemetry *t = &s->tel;
+
+    h3100_telemetry_init_model(s);
+    if (!t->file) {
+        return;
     }
     t->period_ns = (int64_t)s->telemetry_ms * SCALE_MS;
     t->window = g_new(H3100LatHist, 1);
@@ -127,7 +150,6 @@ bool h3100_telemetry_init(H3100State *s, Error **errp)
     h3100_lathist_reset(t->run);
     t->exit.notify = h3100_telemetry_exit_notify;
     qemu_add_exit_notifier(&t->exit);
-    return true;
 }
 
 /* Once the model's clock runs (after realize and state loading). */

@@ -34,6 +34,7 @@
 #include "qemu/timer.h"
 #include "block/aio.h"
 #include "h3100.h"
+#include "h3100-core.h"
 
 struct H3100Timer {
     H3100State *s;

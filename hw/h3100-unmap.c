@@ -35,6 +35,8 @@
 #include "block/aio.h"
 #include "block/aio-wait.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 /* block-status steps between two yields: no long hold of the thread */

@@ -23,6 +23,8 @@
 
 #include "qemu/osdep.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
 #include "trace.h"
 
 static bool h3100_vcache_on(H3100State *s)

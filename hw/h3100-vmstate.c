@@ -60,6 +60,10 @@
 #include "system/runstate.h"
 #include "h3100/migrate.h"
 #include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-nvm.h"
+#include "h3100-mgmt.h"
+#include "h3100-life.h"
 #include "trace.h"
 
 #define H3100_RT_MAGIC      "H3RT"
@@ -1346,7 +1350,7 @@ static bool h3100_vmstate_fields_ok(H3100State *s, const char **why)
                s->fw.next > H3100_FW_SLOTS) {
         *why = "bad firmware slots";
     } else if (s->dst.nresults > ARRAY_SIZE(s->dst.results) ||
-               s->dst.current > 2) {
+               s->dst.current > H3100_DST_EXTENDED) {
         *why = "bad self-test state";
     } else if (s->streams.open > H3100_STREAMS_MAX ||
                s->streams.allocated > H3100_STREAMS_MAX) {

@@ -5,22 +5,15 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * Threading: the controller (admin queue, features, logs, namespaces,
- * Format, Sanitize, self-test, shutdown, telemetry) runs in one
- * AioContext, s->ctx: the main loop, or the IOThread given with
- * iothread=.  The I/O queues run there too, or in the IOThreads that
- * iothread-vq-mapping gives them: a queue group (H3100QGroup) per
- * context, each with the commands its queues have out and its own
- * wake-up (h3100-qgroup.c).  One recursive lock, s->lock, guards the
- * whole of H3100State; every entry point (bottom half, timer, block
- * callback, MMIO write) takes it; model_lock nests inside it; it is
- * never held across a wait for another thread (a drain, a hop into
- * another context).  A queue's bottom half, and a command's block
- * requests, live in its group's context.  MMIO handlers run with the
- * BQL: register writes go to s->ctx (h3100_run_in_ctx), doorbells to the
- * queue's group, synchronously under qtest and -icount, else on the
- * vCPU thread under s->lock (h3100-regs.c); interrupts raised from an
- * IOThread are delivered by a bottom half in the main loop.
+ * The shared state: constants, the device's state (H3100State), its
+ * requests, queues and command tables, and the lock.  What each layer
+ * offers the others is in its own header, which a file includes only if
+ * it uses it: h3100-core.h (clock, guard, timers, queues, completion,
+ * interrupts, DMA), h3100-nvm.h (the NVM command set and its data path),
+ * h3100-mgmt.h (admin commands, logs, features), h3100-life.h (state
+ * file, migration, power, telemetry).
+ *
+ * Threads, contexts and the lock: docs/design/threading.md.
  */
 #ifndef HW_DAPUSTOR_H3100_H
 #define HW_DAPUSTOR_H3100_H
@@ -46,9 +39,9 @@
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
-#include "h3100/nvme-cmds.h"
+#include "tables/nvme-cmds.h"
 #include "h3100/log-pages.h"
-#include "h3100/features.h"
+#include "tables/features.h"
 
 #define TYPE_DAPUSTOR_H3100 "dapustor-h3100"
 OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
@@ -102,9 +95,20 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_WAF_SAMPLE_NS         NANOSECONDS_PER_SECOND
 #define H3100_WAF_WINDOW_S          60          /* "recent" WAF window */
 
-#define H3100_GUEST_ERR(fmt, ...) \
-    qemu_log_mask(LOG_GUEST_ERROR, "%s: " fmt "\n", TYPE_DAPUSTOR_H3100, \
-                  ## __VA_ARGS__)
+/*
+ * A guest error, traced and logged (-d guest_errors) in one line, as
+ * QEMU's NVME_GUEST_ERR: @trace is an event of hw/trace-events that takes
+ * the format's arguments.  h3100_err_*: the guest broke a rule the
+ * specification states (the command fails, or an event is reported);
+ * h3100_ub_*: what the specification leaves undefined (the device
+ * ignores it).
+ */
+#define H3100_GUEST_ERR(trace, fmt, ...) \
+    do { \
+        (trace_##trace)(__VA_ARGS__); \
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: " #trace " in %s: " fmt "\n", \
+                      TYPE_DAPUSTOR_H3100, __func__, ## __VA_ARGS__); \
+    } while (0)
 
 /*
  * A load's records, in the only order a stream may hold them
@@ -276,13 +280,23 @@ typedef struct H3100Features {
     uint32_t hctm;                    /* TMT1 << 16 | TMT2, 0 = off */
 } H3100Features;
 
+/* Device self-test (h3100-maint.c): the codes (STC) the drive runs ... */
+#define H3100_DST_SHORT             1
+#define H3100_DST_EXTENDED          2
+/* ... and the Device Self-test log (06h): a header, then the results */
+#define H3100_DST_RESULTS           20          /* kept, newest first */
+#define H3100_DST_ENTRY_BYTES       28          /* one result */
+#define H3100_DST_LOG_HDR           4
+#define H3100_DST_LOG_BYTES         (H3100_DST_LOG_HDR + \
+                                     H3100_DST_RESULTS * H3100_DST_ENTRY_BYTES)
+
 typedef struct H3100SelfTest {
     uint8_t current;                  /* STC in progress, 0 = none */
     uint32_t nsid;
     int64_t start_ns;                 /* model time */
     int64_t end_ns;
     H3100Timer *timer;
-    uint8_t results[20][28];          /* newest first */
+    uint8_t results[H3100_DST_RESULTS][H3100_DST_ENTRY_BYTES];
     unsigned nresults;
 } H3100SelfTest;
 
@@ -454,7 +468,7 @@ struct H3100State {
     uint32_t irq_status;              /* INTx: vectors with entries */
 
     /* contexts */
-    QemuRecMutex lock;                /* the whole state (h3100.h's top) */
+    QemuRecMutex lock;                /* guards the whole state */
     AioContext *ctx;
     H3100QGroup *groups;              /* [0]: s->ctx's */
     unsigned ngroups;
@@ -580,7 +594,7 @@ static inline uint64_t h3100_mdts_bytes(const H3100State *s)
     return (uint64_t)s->page_size << s->mdts;
 }
 
-/* The device's lock: see the comment at the top. */
+/* The device's lock (docs/design/threading.md). */
 static inline void h3100_lock(H3100State *s)
 {
     qemu_rec_mutex_lock(&s->lock);
@@ -591,175 +605,29 @@ static inline void h3100_unlock(H3100State *s)
     qemu_rec_mutex_unlock(&s->lock);
 }
 
-/* h3100-pci.c */
-void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
-                  void *opaque);
-void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
-uint64_t h3100_now(H3100State *s);
-/* model time now; the caller holds model_lock */
-uint64_t h3100_now_locked(H3100State *s);
-int64_t h3100_virt_ns(H3100State *s, uint64_t model_ns);
-H3100Result h3100_model_io(H3100State *s, H3100Op op, uint64_t offset,
-                           uint64_t length, bool fua, uint32_t stream);
-void h3100_health(H3100State *s, H3100Health *h);
-/* Host thermal management thresholds, kelvin (0: the drive's own). */
-void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
-/* Power state @ps: the model keeps under its maximum power (PS0: none). */
-void h3100_power_cap(H3100State *s, unsigned ps);
-void h3100_ctrl_reset(H3100State *s);
+/* Nobody waits for @req's completion: a reset, or its queue's deletion. */
+static inline bool h3100_req_cancelled(H3100Req *req)
+{
+    return req->s->stopping || req->sq->deleting;
+}
 
-/* The device's re-entrancy guard (where the BQL is held; else NULL) */
-MemReentrancyGuard *h3100_guard(H3100State *s);
-/* ... for a bottom half in @ctx */
-MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
-bool h3100_guard_enter(H3100State *s);
-void h3100_guard_leave(H3100State *s, bool was);
+/* A block request of @req that failed (@ret < 0) was cancelled. */
+static inline bool h3100_blk_cancelled(H3100Req *req, int ret)
+{
+    return ret == -ECANCELED || h3100_req_cancelled(req);
+}
 
 /*
- * h3100-timer.c: a virtual-clock timer in the device's context (main
- * loop or IOThread), or in @ctx; its callback runs under s->lock, with
- * the re-entrancy guard engaged in the main loop, and it stays on its
- * timer list while the callback re-arms it.
+ * The status of a block request that failed (@ret < 0): aborted if a
+ * reset or its queue's deletion cancelled it, else @err.
  */
-H3100Timer *h3100_timer_new(H3100State *s, QEMUTimerCB *cb, void *opaque);
-H3100Timer *h3100_timer_new_in(H3100State *s, AioContext *ctx,
-                               QEMUTimerCB *cb, void *opaque);
-void h3100_timer_free(H3100Timer **t);
-void h3100_timer_mod(H3100Timer *t, int64_t ns);
-void h3100_timer_mod_in(H3100Timer *t, int64_t ns);
-void h3100_timer_del(H3100Timer *t);
-int64_t h3100_timer_expire_ns(H3100Timer *t);
-bool h3100_timer_pending(H3100Timer *t);
-
-/* h3100-telemetry.c */
-bool h3100_telemetry_init(H3100State *s, Error **errp);
-void h3100_telemetry_start(H3100State *s);
-void h3100_telemetry_note(H3100State *s, H3100Req *req);
-void h3100_telemetry_close(H3100State *s);
-void h3100_telemetry_init_model(H3100State *s);
-void h3100_telemetry_restart(H3100State *s);
-
-/* h3100-regs.c */
-extern const MemoryRegionOps h3100_mmio_ops;
-void h3100_regs_init(H3100State *s);
-uint64_t h3100_regs_cap(void);
-
-/* h3100-queue.c */
-void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
-                   uint16_t sqid, uint16_t cqid, uint32_t size);
-void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
-                   uint16_t cqid, uint16_t vector, uint32_t size, bool ien);
-void h3100_sq_destroy(H3100State *s, H3100SQueue *sq);
-uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del);
-void h3100_cq_free(H3100State *s, H3100CQueue *cq);
-void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
-void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
-void h3100_req_complete(H3100Req *req);
-void h3100_req_post_now(H3100Req *req);
-void h3100_irq_timer_cb(void *opaque);
-void h3100_irq_bh(void *opaque);
-void h3100_intx_update(H3100State *s);
-void h3100_irq_deassert(H3100State *s, H3100CQueue *cq);
-void h3100_queues_reset(H3100State *s);
-void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
-                             H3100CQueue *cq);
-void h3100_queue_ioeventfd_stop(H3100State *s);
-void h3100_sq_cancel_deleted(H3100QGroup *g);
-
-/* h3100-blkerr.c */
-bool h3100_blk_failed(H3100Req *req, int ret);
-void h3100_blk_unpark(H3100Req *req);
-void h3100_blk_unpark_all(H3100State *s);
-void h3100_blk_resend(H3100QGroup *g);
-void h3100_blkerr_init(H3100State *s);
-
-/* h3100-vcache.c */
-void h3100_vcache_init(H3100State *s);
-void h3100_vcache_free_all(H3100State *s);
-bool h3100_vcache_before_write(H3100State *s, H3100Req *req);
-void h3100_vcache_landed(H3100Req *req);
-uint64_t h3100_vcache_flush_begin(H3100State *s);
-void h3100_vcache_flushed(H3100State *s, uint64_t gen);
-void h3100_vcache_settle(H3100State *s);
-unsigned h3100_vcache_drop(H3100State *s);
-
-/* h3100-powercut.c */
-void h3100_power_cut_class_init(ObjectClass *oc);
-
-/* h3100-unmap.c */
-void h3100_unmap(H3100State *s, H3100Req *req, uint64_t offset,
-                 uint64_t bytes, BdrvRequestFlags flags,
-                 BlockCompletionFunc *cb, void *opaque);
-void h3100_unmap_wait(H3100State *s, bool all);
-void h3100_unmap_settle(H3100State *s);
-void h3100_unmap_resume(H3100State *s);
-typedef void H3100UnmapFn(void *opaque, H3100Req *req, uint64_t offset,
-                          uint64_t end, BdrvRequestFlags flags, bool finished,
-                          int ret, BlockCompletionFunc *cb, void *cb_opaque);
-void h3100_unmap_foreach(H3100State *s, H3100UnmapFn *fn, void *opaque);
-void h3100_unmap_restore(H3100State *s, H3100Req *req, uint64_t offset,
-                         uint64_t end, BdrvRequestFlags flags, bool finished,
-                         int ret, BlockCompletionFunc *cb, void *opaque);
-
-/* h3100-runstate.c */
-void h3100_runstate_init(H3100State *s);
-void h3100_runstate_exit(H3100State *s);
-void h3100_defer_write(H3100State *s, H3100Req *req);
-void h3100_deferred_drop(H3100State *s, H3100Req *req);
-void h3100_send_deferred(H3100QGroup *g);
-
-/* h3100-qgroup.c */
-bool h3100_groups_init(H3100State *s, Error **errp);
-void h3100_groups_start(H3100State *s);
-void h3100_groups_exit(H3100State *s);
-void h3100_groups_free(H3100State *s);
-bool h3100_in_group(H3100QGroup *g);
-bool h3100_all_main(H3100State *s);
-
-/* h3100-durable.c */
-enum { H3100_DURABLE_NEXT = 1, H3100_DURABLE_BATCH = 2 };
-void h3100_durable_init(H3100State *s);
-void h3100_durable_kick(H3100State *s);
-void h3100_durable_drop(H3100State *s, H3100Req *req);
-bool h3100_durable_needed(H3100State *s);
-void h3100_write_landed(H3100Req *req);
-BdrvRequestFlags h3100_durable_flags(H3100State *s);
-
-/* h3100-inflight.c */
-void h3100_inflight_add(H3100State *s, H3100Req *req);
-void h3100_inflight_remove(H3100State *s, H3100Req *req);
-void h3100_pending_drop(H3100State *s, H3100Req *req);
-void h3100_req_wait_or_post(H3100State *s, H3100Req *req);
-void h3100_pending_insert(H3100Req *req);
-bool h3100_vcpu_waits_for_device(H3100State *s);
-void h3100_due_timer_cb(void *opaque);
-void h3100_due_rearm(H3100State *s);
-void h3100_due_reset(H3100State *s);
-
-/* h3100-dma.c: every guest address is checked to be RAM before use */
-bool h3100_guest_ram(H3100State *s, uint64_t addr, uint64_t len, bool write);
-/* The device's own DMA reaches RAM only, whatever the map: h3100-dma.c */
-#define H3100_DMA_ATTRS ((MemTxAttrs) { .memory = 1 })
-void *h3100_map_ram(AddressSpace *as, dma_addr_t addr, dma_addr_t *len,
-                    DMADirection dir);
-MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
-                           uint64_t len);
-MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
-                            uint64_t len);
-MemTxResult h3100_dma_ld32(H3100State *s, uint64_t addr, uint32_t *val);
-MemTxResult h3100_dma_st32(H3100State *s, uint64_t addr, uint32_t val);
-uint16_t h3100_map_dptr(H3100State *s, H3100Req *req, uint64_t len,
-                        DMADirection dir);
-uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
-                           uint64_t len);
-uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
-                             uint64_t len);
-void h3100_req_unmap(H3100Req *req);
-
-/* h3100-blkdma.c: dma_blk_io() that maps RAM only, -EFAULT otherwise */
-BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
-                          DMADirection dir, BdrvRequestFlags flags,
-                          BlockCompletionFunc *cb, void *opaque);
+static inline uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
+{
+    if (h3100_blk_cancelled(req, ret)) {
+        return NVME_CMD_ABORT_SQ_DEL;
+    }
+    return err;
+}
 
 /*
  * A command set: one entry per opcode (h3100-admin.c, h3100-io.c), read
@@ -779,7 +647,7 @@ typedef struct H3100Cmd {
     const char *name;                 /* trace events, nvme-cli's words */
 } H3100Cmd;
 
-/* log 05h's entries of include/h3100/nvme-cmds.h */
+/* log 05h's entries of hw/tables/nvme-cmds.h */
 #define H3100_EFF_PLAIN  NVME_CMD_EFF_CSUPP
 #define H3100_EFF_LBA    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC)
 #define H3100_EFF_CCC    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC)
@@ -789,7 +657,7 @@ typedef struct H3100Cmd {
                           NVME_CMD_EFF_NIC | \
                           (2 << 16))    /* CSE: no command to any namespace */
 
-/* a table entry from a line of include/h3100/nvme-cmds.h */
+/* a table entry from a line of hw/tables/nvme-cmds.h */
 #define H3100_CMD_ENTRY(opcode, id, handler, cmd_name, eff, cmd_flags) \
     [opcode] = { .fn = h3100_##handler, .effects = eff, \
                  .flags = cmd_flags, .name = cmd_name },
@@ -797,175 +665,5 @@ typedef struct H3100Cmd {
 extern const H3100Cmd h3100_admin_cmds[256];
 extern const H3100Cmd h3100_io_cmds[256];
 const char *h3100_cmd_name(bool admin, uint8_t opcode);
-
-/* h3100-admin.c */
-uint16_t h3100_admin_cmd(H3100State *s, H3100Req *req);
-void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
-                       uint8_t log);
-/* log @lid was read with RAE clear: the event type it reported is clear */
-void h3100_aer_log_read(H3100State *s, uint8_t lid);
-void h3100_aer_reset(H3100State *s);
-
-/* h3100-identity.c */
-bool h3100_identity_init(H3100State *s, Error **errp);
-
-/* h3100-ns.c */
-void h3100_ns_init(H3100State *s);
-H3100Namespace *h3100_ns_active(H3100State *s, uint32_t nsid);
-H3100Namespace *h3100_ns_allocated(H3100State *s, uint32_t nsid);
-bool h3100_nsid_valid(uint32_t nsid);
-uint64_t h3100_ns_unallocated(H3100State *s);
-/* the NSID and LBA of NVM byte @offset, 0 if no namespace holds it */
-uint32_t h3100_ns_lba(H3100State *s, uint64_t offset, uint64_t *lba);
-/* lbads of NSID 1, or 9: counters that name one LBA size */
-uint32_t h3100_ns1_lbads(H3100State *s);
-void h3100_ns_changed(H3100State *s, uint32_t nsid);
-uint16_t h3100_ns_changed_log(H3100State *s, H3100Req *req, uint64_t off,
-                              uint64_t len, bool rae);
-uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
-uint16_t h3100_ns_attach(H3100State *s, H3100Req *req);
-/* the attached (or all allocated) namespaces: bit N for NSID N */
-uint64_t h3100_ns_mask(H3100State *s, bool attached);
-/* @ns takes LBA format @lbads (its bytes rounded down to whole LBAs) */
-void h3100_ns_set_lbads(H3100Namespace *ns, uint32_t lbads);
-/* Format the namespaces in @todo to @lbads: erase each; then @req ends */
-void h3100_ns_format(H3100State *s, uint64_t todo, H3100Req *req,
-                     uint32_t lbads);
-bool h3100_ns_busy(H3100Namespace *ns);
-/* a namespace being erased (a Format of one, a Delete)? */
-bool h3100_ns_any_busy(H3100State *s);
-void h3100_ns_resume(H3100State *s);
-void h3100_ns_reset(H3100State *s);
-void h3100_ns_free(H3100State *s);
-/* migration: a job as it stands (h3100-vmstate.c) */
-typedef struct H3100NsJobInfo {
-    uint64_t todo;                    /* bit N: NSID N still to erase */
-    uint64_t done;                    /* bytes of the first one erased */
-    uint32_t lbads;
-    bool delete;
-    uint16_t status;
-    H3100Req *req;
-    int64_t timer_ns;                 /* its poll, -1 if none is due */
-} H3100NsJobInfo;
-unsigned h3100_ns_jobs(H3100State *s, H3100NsJob **jobs);
-void h3100_ns_job_get(H3100NsJob *job, H3100NsJobInfo *info);
-H3100NsJob *h3100_ns_job_restore(H3100State *s, const H3100NsJobInfo *info);
-void h3100_ns_job_cb(void *opaque, int ret);
-
-/* h3100-identify.c */
-void h3100_id_ctrl_init(H3100State *s);
-uint16_t h3100_identify(H3100State *s, H3100Req *req);
-
-/* h3100-features.c */
-void h3100_features_init(H3100State *s);
-uint16_t h3100_get_features(H3100State *s, H3100Req *req);
-uint16_t h3100_set_features(H3100State *s, H3100Req *req);
-uint32_t h3100_coalesce_time_ns(H3100State *s);
-uint32_t h3100_coalesce_thr(H3100State *s);
-
-/* h3100-dapustor-log.c */
-void h3100_fill_dapu_smart(H3100State *s, H3100DapuSmartLog *l);
-void h3100_fill_dapu_ext(H3100State *s, H3100DapuExtLog *l);
-void h3100_extremes_start(H3100State *s, const H3100Health *h);
-void h3100_extremes_note(H3100State *s, const H3100Health *h);
-
-/* h3100-telemetry-log.c */
-void h3100_tlog_note_reclaim(H3100State *s, uint64_t now, uint32_t sb,
-                             uint64_t valid, bool wear);
-void h3100_tlog_check(H3100State *s, const H3100Health *h);
-uint16_t h3100_tlog_get(H3100State *s, H3100Req *req, uint8_t lid,
-                        uint8_t lsp, uint64_t off, uint64_t len);
-void h3100_tlog_free(H3100State *s);
-
-/* h3100-directive.c */
-void h3100_streams_reset(H3100State *s);
-uint16_t h3100_write_stream(H3100State *s, H3100Req *req, uint32_t *hint);
-uint16_t h3100_dir_send(H3100State *s, H3100Req *req);
-uint16_t h3100_dir_recv(H3100State *s, H3100Req *req);
-
-/* h3100-log.c */
-/* @len bytes of a @size-byte page from @off (Invalid Field past it) */
-uint16_t h3100_log_xfer(H3100State *s, H3100Req *req, const void *page,
-                        uint64_t size, uint64_t off, uint64_t len);
-uint16_t h3100_get_log(H3100State *s, H3100Req *req);
-/* NAND bytes per host byte, x1000, rounded down; 0 before any write */
-uint64_t h3100_waf_milli(uint64_t nand, uint64_t host);
-void h3100_error_log_add(H3100State *s, H3100Req *req);
-void h3100_health_check(H3100State *s);
-uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h);
-void h3100_health_props_init(ObjectClass *oc);
-
-/* h3100-fw.c */
-void h3100_fw_init(H3100State *s);
-void h3100_fw_free(H3100State *s);
-void h3100_fw_reset(H3100State *s);
-uint16_t h3100_fw_download(H3100State *s, H3100Req *req);
-uint16_t h3100_fw_commit(H3100State *s, H3100Req *req);
-
-/* h3100-state.c */
-bool h3100_pstate_open(H3100State *s, Error **errp);
-/* layouts of the state file that migration carries too */
-void h3100_pstate_pack_ns(H3100State *s, GByteArray *b);
-bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len, bool apply);
-void h3100_pstate_pack_uncor(H3100State *s, GByteArray *b);
-bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
-                        bool apply);
-void h3100_pstate_apply(H3100State *s);
-bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
-void h3100_pstate_save_clean(H3100State *s);
-bool h3100_pstate_busy(H3100State *s);
-void h3100_pstate_reopen(H3100State *s);
-void h3100_pstate_close(H3100State *s);
-void h3100_pstate_suspend(H3100State *s);
-void h3100_pstate_resume(H3100State *s);
-void h3100_pstate_handover(H3100State *s);
-void h3100_pstate_takeover(H3100State *s);
-void h3100_pstate_run(H3100State *s);
-
-/* h3100-migrate.c, h3100-vmstate.c */
-#define H3100_VMSTATE_VERSION       1
-extern const VMStateDescription h3100_vmstate;
-void h3100_mig_init(H3100State *s);
-void h3100_mig_exit(H3100State *s);
-void h3100_mig_forget(H3100State *s);
-void h3100_mig_loaded(H3100State *s);
-
-/* h3100-shutdown.c */
-void h3100_shutdown_init(H3100State *s);
-void h3100_shutdown_exit(H3100State *s);
-void h3100_shutdown_begin(H3100State *s);
-void h3100_shutdown_cancel(H3100State *s);
-void h3100_shutdown_kick(H3100State *s);
-
-/* h3100-io.c */
-uint16_t h3100_io_cmd(H3100State *s, H3100Req *req);
-uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err);
-bool h3100_req_cancelled(H3100Req *req);
-void h3100_rw_cb(void *opaque, int ret);
-void h3100_dsm_cb(void *opaque, int ret);
-bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges);
-void h3100_compare_cb(void *opaque, int ret);
-void h3100_read_send(H3100State *s, H3100Req *req);
-void h3100_write_send(H3100State *s, H3100Req *req);
-bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
-bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
-bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
-uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req);
-
-/* h3100-maint.c */
-uint16_t h3100_format(H3100State *s, H3100Req *req);
-void h3100_format_cb(void *opaque, int ret);
-void h3100_sanitize_done_cb(void *opaque, int ret);
-uint16_t h3100_sanitize(H3100State *s, H3100Req *req);
-uint16_t h3100_self_test(H3100State *s, H3100Req *req);
-uint16_t h3100_dbbuf_config(H3100State *s, H3100Req *req);
-void h3100_sanitize_timer_cb(void *opaque);
-void h3100_maint_io_drained(H3100State *s);
-void h3100_dst_timer_cb(void *opaque);
-void h3100_dst_abort(H3100State *s, uint8_t result);
-uint16_t h3100_self_test_log(H3100State *s, H3100Req *req, uint64_t off,
-                             uint64_t len);
-uint16_t h3100_sanitize_log(H3100State *s, H3100Req *req, uint64_t off,
-                            uint64_t len);
 
 #endif

@@ -500,7 +500,7 @@ const char *nh_opcode_name(bool admin, uint8_t opc)
     return name ? name : "unsupported opcode";
 }
 
-/* the drive's opcodes (include/h3100/nvme-cmds.h), in its table's order */
+/* the drive's opcodes (hw/tables/nvme-cmds.h), in its table's order */
 #define NH_OPCODE_BYTE(opcode, id, handler, name, eff, flags) opcode,
 
 size_t nh_opcodes(bool admin, const uint8_t **ops)

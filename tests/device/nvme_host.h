@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 #include "qtest.h"
-#include "h3100/nvme-cmds.h"
+#include "tables/nvme-cmds.h"
 #include "h3100/log-pages.h"
-#include "h3100/features.h"
+#include "tables/features.h"
 
 #define H3100_VENDOR_ID     0x1e3b
 #define H3100_DEVICE_ID     0x1098
@@ -55,7 +55,7 @@
 
 /*
  * Opcodes: NVME_ADM_<ID> and NVME_CMD_<ID>, from the drive's command
- * sets (include/h3100/nvme-cmds.h).  Opcodes the drive lacks, which
+ * sets (hw/tables/nvme-cmds.h).  Opcodes the drive lacks, which
  * tests send to see them refused, are numbers where they are sent.
  */
 #define NH_OPCODE_ADM(opcode, id, handler, name, eff, flags) \

@@ -15,12 +15,12 @@ Kinds of claim checked (each a TAP line):
              `plugin-...`) is registered
   functions  every `name()` a doc names is defined here or in QEMU
   cmd-table  docs/guide/usage.md's *Commands* table is the drive's command sets
-             (include/h3100/nvme-cmds.h, read by the C preprocessor)
+             (hw/tables/nvme-cmds.h, read by the C preprocessor)
   log-table  its *Log pages* table is the drive's pages
              (include/h3100/log-pages.h)
-  feat-table its *Features* table is include/h3100/features.h
+  feat-table its *Features* table is hw/tables/features.h
   log-layouts its C0h table's byte ranges are the fields of
-             include/h3100/ocp-log.h; its CAh and CBh tables name the
+             hw/tables/ocp-log.h; its CAh and CBh tables name the
              items of include/h3100/dapustor-log.h
   props      its *Properties* table names every property of
              `-device dapustor-h3100,help`, and each default it gives in
@@ -401,10 +401,19 @@ def set_diff(what, doc, code, where):
     return bad
 
 
+# the device's tables, next to it; the other layouts are the model's
+HW_TABLES = ("nvme-cmds.h", "features.h", "ocp-log.h")
+
+
+def table_path(header):
+    return (f"hw/tables/{header}" if header in HW_TABLES
+            else f"include/h3100/{header}")
+
+
 def x_rows(ctx, header, macros):
-    """[(macro, (arguments))] of include/h3100/HEADER's X-lists in their
-    order, by the C preprocessor; None when it cannot read them"""
-    src = f'#include "h3100/{header}"\n'
+    """[(macro, (arguments))] of HEADER's X-lists (at table_path()) in
+    their order, by the C preprocessor; None when it cannot read them"""
+    src = f'#include "{ctx.root / table_path(header)}"\n'
     for k, m in enumerate(macros):
         src += f"#define D{k}(...) ITEM{k} (__VA_ARGS__)\n{m}(D{k})\n"
     r = subprocess.run(["cpp", "-P", "-I", str(ctx.root / "include"), "-"],
@@ -433,27 +442,27 @@ def check_cmd_table(ctx):
     usage = ctx.root / "docs/guide/usage.md"
     code = nvme_cmds(ctx)
     if code is None:
-        return ["include/h3100/nvme-cmds.h: the C preprocessor cannot read "
+        return ["hw/tables/nvme-cmds.h: the C preprocessor cannot read "
                 "it"]
     doc = {f"{cells[0]} {op:02X}h"
            for n, cells in table(usage.read_text(), "Commands")
            for op in hexes(cells[1])}
     return set_diff("command", doc, {f"{s} {o:02X}h" for s, o in code},
-                    "docs/guide/usage.md *Commands* vs include/h3100/nvme-cmds.h")
+                    "docs/guide/usage.md *Commands* vs hw/tables/nvme-cmds.h")
 
 
 def check_id_table(ctx, header, macro, heading, what):
     """docs/guide/usage.md's table under HEADING lists (as NNh in its first
-    column) exactly the first arguments of include/h3100/HEADER's MACRO"""
+    column) exactly the first arguments of HEADER's MACRO (table_path())"""
     got = x_list(ctx, header, [macro])
     if got is None:
-        return [f"include/h3100/{header}: the C preprocessor cannot read it"]
+        return [f"{table_path(header)}: the C preprocessor cannot read it"]
     doc = set()
     for n, cells in table((ctx.root / "docs/guide/usage.md").read_text(), heading):
         doc.update(hexes(cells[0]))
     return set_diff(what, {f"{v:02X}h" for v in doc},
                     {f"{v:02X}h" for _, v in got},
-                    f"docs/guide/usage.md *{heading}* vs include/h3100/{header}")
+                    f"docs/guide/usage.md *{heading}* vs {table_path(header)}")
 
 
 def check_log_table(ctx):
@@ -493,19 +502,19 @@ def item_names(cells):
 
 def check_log_layouts(ctx):
     """docs/guide/usage.md's C0h table has the byte ranges of the fields in
-    include/h3100/ocp-log.h; its CAh and CBh tables name the items of
+    hw/tables/ocp-log.h; its CAh and CBh tables name the items of
     include/h3100/dapustor-log.h"""
     usage = (ctx.root / "docs/guide/usage.md").read_text()
     bad = []
     code = ocp_fields(ctx)
     if code is None:
-        return ["include/h3100/ocp-log.h: the C preprocessor cannot read it"]
+        return ["hw/tables/ocp-log.h: the C preprocessor cannot read it"]
     doc = set()
     for n, cells in table(usage, "C0h: OCP SMART / Health Information "
                           "Extended"):
         doc |= byte_ranges(cells[0])
     bad += set_diff("C0h bytes", doc, code,
-                    "docs/guide/usage.md *C0h* vs include/h3100/ocp-log.h")
+                    "docs/guide/usage.md *C0h* vs hw/tables/ocp-log.h")
     for lid, heading, macro in (
             ("CAh", "CAh: DapuStor additional SMART", "H3100_DAPU_SMART_ITEMS"),
             ("CBh", "CBh: DapuStor extended additional SMART",
