@@ -464,7 +464,7 @@ END_TEST
 
 /*
  * What log 05h marks supported is exactly the drive's command sets
- * (include/h3100/nvme-cmds.h), and both agree with what Identify claims
+ * (hw/tables/nvme-cmds.h), and both agree with what Identify claims
  * without reading that file: the mandatory commands, one optional admin
  * command or pair per OACS bit and SANICAP, one I/O command per ONCS bit.
  */
