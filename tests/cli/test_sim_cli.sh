@@ -6,11 +6,9 @@ set -uo pipefail
 sim=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
-ok()   { pass=$((pass + 1)); echo "ok - $1"; }
-bad()  { fail=$((fail + 1)); echo "not ok - $1"; }
 
 # expect_error ARGS...: exit 1, exactly one line on stderr, nothing on stdout
 expect_error() {
@@ -235,5 +233,4 @@ else
     bad "datasheet h3100-0.8t"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary

@@ -32,16 +32,12 @@ qemu_args=()
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtest.XXXXXX")
 trap '[ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 t_start=$SECONDS
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
 finish() {
     echo "# total $((SECONDS - t_start)) s"
-    echo "$pass passed, $fail failed"
-    [ "$fail" = 0 ]
+    tap_summary
     exit
 }
 

@@ -27,11 +27,8 @@ pkgver=$(sed -n 's/^package: //p' "$plugin/BUILD-INFO")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-plugin.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 # --- the device in the stock binary -------------------------------------------
 "$wrapper" -device help >"$tmp/help" 2>&1
@@ -148,5 +145,4 @@ if [ -n "$deb" ]; then
     check $? "dpkg --dry-run -i accepts it here (its dependency is met)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_summary
