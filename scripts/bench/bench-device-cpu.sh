@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device's host CPU per command (issue 28 item 1): a Linux guest
+# The device's host CPU per command: a Linux guest
 # issues a known number of NVMe commands (fio, 4 KiB random read and
 # write at QD1 and QD32, and QD32 submitted 32 at a time, on a null-co
 # backend), and the run time of each QEMU thread, read from
@@ -81,14 +81,10 @@ if [ "$perf_cfg" != none ] && ! command -v perf >/dev/null; then
     h3100_die "--perf needs perf (apt install linux-perf), or --perf none"
 fi
 
-say() { printf '[bench-device-cpu] %s\n' "$*" >&2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-devcpu.XXXXXX")
+h3100_tmpdir devcpu
 watch_pid=''
-cleanup() {
-    [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2317  # called by the trap
+h3100_on_exit() { [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true; }
 mkdir -p "$out"
 dbytes=$((1024 * 1024 * 1024))
 
@@ -248,7 +244,7 @@ for cfg in "${cfgs[@]}"; do
     rm -f "$tmp/qemu.pid"
     watch "$cfg" &
     watch_pid=$!
-    say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
+    h3100_say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
     # shellcheck disable=SC2046  # the device's options are words
     if ! "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --accel tcg --smp "$(smp "$cfg")" \
         --no-disk --stream --pidfile "$tmp/qemu.pid" --timeout 900 "$tmp/guest.sh" -- \
@@ -352,7 +348,7 @@ fi
 if command -v gnuplot >/dev/null; then
     awk '{ printf "%s/%s %.0f\n", $1, $2, $5 / $3 }' \
         "$tmp/rows.txt" >"$tmp/plot.dat"
-    gnuplot <<EOF || say "gnuplot failed; no plot"
+    gnuplot <<EOF || h3100_say "gnuplot failed; no plot"
 set terminal png size 1000,500
 set output '$out/bench-device-cpu.png'
 set title 'Device thread host CPU per command (TCG guest, null-co)'
@@ -363,6 +359,6 @@ set xtics rotate by -45 font ',8'
 set grid ytics
 plot '$tmp/plot.dat' using 0:2:xtic(1) with boxes notitle
 EOF
-    [ -s "$out/bench-device-cpu.png" ] && say "plot: $out/bench-device-cpu.png"
+    [ -s "$out/bench-device-cpu.png" ] && h3100_say "plot: $out/bench-device-cpu.png"
 fi
-say "table: $out/cpu.txt"
+h3100_say "table: $out/cpu.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Timing seen by a guest (issue 4 item 4): the latency the device adds, as
+# Timing seen by a guest: the latency the device adds, as
 # fio in a Linux guest measures it, against the drive model's own figure.
 #
 #   scripts/bench/bench-guest-timing.sh [options]
@@ -99,9 +99,7 @@ esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
 
-say() { printf '[bench-guest-timing] %s\n' "$*" >&2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtiming.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir gtiming
 [ -z "$keep" ] || mkdir -p "$keep"
 dbytes=$((256 * 1024 * 1024))
 rbytes=$((mb * 1024 * 1024))
@@ -116,7 +114,7 @@ declare -A trace_key=([randread-4k]='0 4096' [randwrite-4k]='1 4096' [read-128k]
 # --- the model's figures ------------------------------------------------------
 declare -A model
 for j in "${jobs[@]}"; do
-    say "model: h3100-sim --profile $profile --set user_bytes=$dbytes --precondition seq --span $rbytes --rw ${fio_rw[$j]} --bs ${fio_bs[$j]} --iodepth 1"
+    h3100_say "model: h3100-sim --profile $profile --set user_bytes=$dbytes --precondition seq --span $rbytes --rw ${fio_rw[$j]} --bs ${fio_bs[$j]} --iodepth 1"
     js=$("$sim" --profile "$profile" --set "user_bytes=$dbytes" --precondition seq \
         --span "$rbytes" --rw "${fio_rw[$j]}" --bs "${fio_bs[$j]}" --iodepth 1 \
         --runtime 0.2 --json) || h3100_die "h3100-sim failed for $j"
@@ -174,7 +172,7 @@ run_one() {  # run_one on|off REP
     fi
     out=$tmp/timing-$t.$rep.out
     [ "$t" = off ] || { trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log"); boots=$reps_on; }
-    say "timing=$t, boot $rep/$boots: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
+    h3100_say "timing=$t, boot $rep/$boots: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
     if ! "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --icount-shift "$shift_n" \
         --smp 1 --append "$append" --no-disk --timeout 600 "$tmp/guest.sh" -- \
         -drive "$drv" \
@@ -189,7 +187,7 @@ run_one() {  # run_one on|off REP
         'RESULT '*)
             read -r _ n v io _ <<<"$line"
             lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$boots" 'BEGIN { printf "%.6f", a + b / r }')
-            say "  timing=$t $n: mean $v us, $io IOPS"
+            h3100_say "  timing=$t $n: mean $v us, $io IOPS"
             ;;
         esac
     done <"$out"
@@ -215,4 +213,4 @@ for j in "${jobs[@]}"; do
     case $r in *FAIL) fails=$((fails + 1)) ;; esac
 done
 echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, $append, fio $engine ($fio_engine), $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) with timing off and $reps_on on; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
-[ "$fails" = 0 ] || { say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }
+[ "$fails" = 0 ] || { h3100_say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }

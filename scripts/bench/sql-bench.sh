@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SQL workload on the emulated H3100 (issues 4 and 12): boot the Linux
+# The SQL workload on the emulated H3100: boot the Linux
 # guest (the 'sql' flavour of scripts/guest/guest-image.sh) with a full-size
 # dapustor-h3100, its database prepared once on ext4 on the drive, and run
 # sysbench on MariaDB (or pgbench on PostgreSQL) under deterministic virtual
@@ -204,7 +204,6 @@ fi
 [ -n "$tmo" ] || tmo=$((600 + 2 * duration * (ishift ? 10 : 1)))
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/build-qemu.sh builds it)"
 
-say() { printf '[sql-bench] %s\n' "$*" >&2; }
 
 # --- the backing file: sparse, full size, fresh for every run ---------------
 mkdir -p "$workdir"
@@ -213,7 +212,7 @@ find_qemu_img() {
     qemu_img=$(dirname "$(readlink -f "$qemu")")/qemu-img
     [ -x "$qemu_img" ] || qemu_img=$(command -v qemu-img || true)
     if [ -z "$qemu_img" ]; then
-        say "installing qemu-utils (qemu-img) for qcow2 images"
+        h3100_say "installing qemu-utils (qemu-img) for qcow2 images"
         h3100_as_root env DEBIAN_FRONTEND=noninteractive \
             apt-get install -y --no-install-recommends qemu-utils >&2
         qemu_img=$(command -v qemu-img) || h3100_die "qcow2 images need qemu-img"
@@ -228,7 +227,7 @@ new_disk() {
         find_qemu_img
         "$qemu_img" create -q -f qcow2 "$1" "$3"
     fi
-    say "backing file $1 ($2, $3 bytes, sparse)"
+    h3100_say "backing file $1 ($2, $3 bytes, sparse)"
 }
 disk=$workdir/$profile.$format
 if [ "$prepared" = 1 ]; then
@@ -236,12 +235,11 @@ if [ "$prepared" = 1 ]; then
 elif [ "$keep_disk" = 0 ] || [ ! -e "$disk" ]; then
     new_disk "$disk" "$format" "$dev_bytes"
 else
-    say "reusing $disk (--keep-disk)"
+    h3100_say "reusing $disk (--keep-disk)"
 fi
 
 # --- the guest's script -------------------------------------------------------
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-sql.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir sql
 # guest_script MODE: the guest's script for MODE (full, prepare or run):
 # the run's parameters, the prepare part and the run part
 guest_script() {
@@ -267,7 +265,7 @@ guest_run_part() {
 }
 
 # --- boot ----------------------------------------------------------------------
-say "$drive $dev_cap ($state), $workload, $([ "$engine" = postgres ] && echo "scale $scale" || echo "${tables} tables x ${table_size} rows"), ${threads} threads," \
+h3100_say "$drive $dev_cap ($state), $workload, $([ "$engine" = postgres ] && echo "scale $scale" || echo "${tables} tables x ${table_size} rows"), ${threads} threads," \
     "${duration}s run, seed $seed, accel $accel${ishift:+ icount shift=$ishift}, timing $timing, ${mem} MiB guest"
 # boot_guest MODE DISK FORMAT DEVICE OUT [ACCEL-ARGS...]: one boot; sets rc, wall
 boot_guest() {
@@ -305,7 +303,7 @@ steady_state() {
     f=$workdir/steady-$profile-seed$seed-$key.h3s
     if [ ! -f "$f" ]; then
         rm -f "$workdir/steady-$profile-seed$seed-"*.h3s
-        say "preconditioning the $profile model once (h3100-sim --precondition rand:2; cached as $f)"
+        h3100_say "preconditioning the $profile model once (h3100-sim --precondition rand:2; cached as $f)"
         "$sim" --profile "$profile" --seed "$seed" --precondition rand:2 \
             --runtime 0.001 --save "$f.tmp" >/dev/null ||
             h3100_die "h3100-sim --precondition failed"
@@ -324,7 +322,7 @@ if [ "$prepared" = 1 ]; then
                 cat "$H3100_CACHE/guest-sql/recipe"; } | sha256sum | cut -c1-12)
     base=$workdir/prepared-$key.qcow2
     if [ ! -f "$base.done" ]; then
-        say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
+        h3100_say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
         new_disk "$base" qcow2 "$bytes"
         rm -f "$base.h3s"
         # it shows its progress; the time it takes grows with the database
@@ -333,7 +331,7 @@ if [ "$prepared" = 1 ]; then
             "$workdir/last-prepare.txt" --accel "$accel" --stream
         grep -q '^@@STEP .* done$' "$workdir/last-prepare.txt" ||
             h3100_die "preparing the database failed (exit $rc; $workdir/last-prepare.txt)"
-        say "prepared in ${wall}s: $(du -h "$base" | cut -f1) allocated"
+        h3100_say "prepared in ${wall}s: $(du -h "$base" | cut -f1) allocated"
         : >"$base.done"
     fi
     find_qemu_img
@@ -360,10 +358,10 @@ fi
 used=$(sed -n '/.*booting (\([a-z]*\).*/{s//\1/p;q}' "$workdir/last-run.err")
 if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
     if [ -s "$out" ]; then
-        say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
+        h3100_say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
         sed 's/^/  > /' "$out" >&2
     else
-        say "the guest run failed (exit $rc) after ${wall}s (guest-run.sh showed why above)"
+        h3100_say "the guest run failed (exit $rc) after ${wall}s (guest-run.sh showed why above)"
     fi
     exit "$([ "$rc" != 0 ] && echo "$rc" || echo 1)"
 fi

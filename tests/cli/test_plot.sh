@@ -4,11 +4,12 @@
 # drop their plot; bad input gives one clear error and exit 1.
 # Skipped (77) when gnuplot is not installed.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 sim=$1
 plot=$2
 command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot not installed: skip"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir plot
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 

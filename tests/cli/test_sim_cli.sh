@@ -3,9 +3,10 @@
 # 1; runs print what they promise; the same seed gives the same figures;
 # saved state round-trips; the 0.8 TB datasheet is within 5%.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 sim=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir sim
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 

@@ -5,9 +5,10 @@
 #
 #   tests/cli/test_tlog.sh H3100-TLOG
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 tlog=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-tlog.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir tlog
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 

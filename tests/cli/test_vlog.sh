@@ -5,9 +5,10 @@
 #
 #   tests/cli/test_vlog.sh H3100-VLOG
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 vlog=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vlog.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir vlog
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 

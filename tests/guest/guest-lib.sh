@@ -30,8 +30,7 @@ GUEST_RUN=$GUEST_HERE/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && [ -n "$1" ] && qemu_args=(--qemu "$1")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtest.XXXXXX")
-trap '[ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
+h3100_tmpdir gtest
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 t_start=$SECONDS

@@ -27,8 +27,7 @@ run=$here/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && qemu_args=(--qemu "$1")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-smoke.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir smoke
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 

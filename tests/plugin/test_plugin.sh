@@ -16,6 +16,8 @@
 # runs the device; dpkg would install it here.
 # Prints ok / not ok lines and 'N passed, N failed'; exit 1 on a failure.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 [ $# = 2 ] || { echo "usage: $0 PLUGIN_DIR IN_TREE_QEMU" >&2; exit 2; }
 plugin=$(readlink -f "$1")
 intree=$(readlink -f "$2")
@@ -25,8 +27,7 @@ wrapper=$plugin/qemu-system-x86_64-h3100
 stock=$(sed -n 's/^binary: //p' "$plugin/BUILD-INFO")
 pkgver=$(sed -n 's/^package: //p' "$plugin/BUILD-INFO")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-plugin.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir plugin
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
