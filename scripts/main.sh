@@ -57,6 +57,7 @@ else
     meson compile -C "$build" >&2
     qemu=$build/qemu-system-x86_64
 fi
+export H3100_SIM=${H3100_SIM:-$(cd "$build" && pwd)/tools/h3100-sim}
 if [ "${1:-}" = --compare ]; then
     shift
     exec scripts/bench/sql-compare.sh --qemu "$qemu" "$@"

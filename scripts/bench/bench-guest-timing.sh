@@ -24,7 +24,8 @@
 #   --icount-shift N  fixed -icount shift (default 0, see docs/design/benchmarks.md)
 #   --runtime S       virtual seconds per fio job (default 0.3)
 #   --size SIZE       the fio region (default 64M); the namespace is 256 MiB
-#   --capacity C      H3100 profile: 0.8T 1.6T 3.2T 6.4T (default 0.8T)
+#   --capacity C      H3100 profile, as h3100-sim --profiles names them
+#                     (h3100-0.8t: 0.8T, the default)
 #   --engine polled|irq  polled (default): fio's io_uring engine with
 #                     --hipri on an NVMe poll queue (nvme.poll_queues=1), so
 #                     fio spins for the completion with or without timing;
@@ -89,7 +90,6 @@ fi
 [[ $size =~ ^[1-9][0-9]*M$ ]] || h3100_die "--size: in MiB, e.g. 64M"
 mb=${size%M}
 [ "$mb" -le 256 ] || h3100_die "--size: at most 256M (the namespace)"
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 case $backend in null|raw) ;; *) h3100_die "--backend: null or raw" ;; esac
 case $engine in
 polled) fio_engine='--ioengine=io_uring --hipri=1'; append='idle=poll nvme.poll_queues=1' ;;
@@ -98,6 +98,7 @@ irq) fio_engine='--ioengine=libaio'; append='idle=poll' ;;
 esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 
 h3100_tmpdir gtiming
 [ -z "$keep" ] || mkdir -p "$keep"

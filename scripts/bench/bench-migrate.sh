@@ -68,7 +68,7 @@ else
     h3100_tmpdir bmig
     dir=$tmp
 fi
-bytes=$("$sim" --profile h3100-0.8t --show-config | awk '$1 == "user_bytes" { print $3 }')
+bytes=$(h3100_profile_value "$sim" h3100-0.8t user_bytes)
 
 # the migration starts once fio has been writing for a few seconds
 cat >"$dir/guest.sh" <<GUEST

@@ -73,8 +73,10 @@ done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || h3100_die "--reps: a positive integer"
 [[ $size =~ ^[1-9][0-9]*[KMG]$ ]] || h3100_die "--size: e.g. 128M (at most 256M)"
 case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}   # the list of capacities
+[ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
 qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
 [ "$format" = raw ] || [ -x "$qimg" ] || qimg="qemu-img"

@@ -47,8 +47,9 @@
 #                       over-provisioning: --capacity 0.8T gives the H3200
 #                       0.96T, and so on) or qemu-nvme (QEMU's own nvme
 #                       device on the same image)
-#   --capacity 0.8T|1.6T|3.2T|6.4T   (default 0.8T); the backing file is a
-#                       sparse file of the full user capacity
+#   --capacity C        an H3100 profile's, as h3100-sim --profiles names
+#                       them (h3100-0.8t: 0.8T, the default); the backing
+#                       file is a sparse file of the full user capacity
 #   --state fresh|steady  fresh (default): the drive as the database left
 #                       it; steady: the drive preconditioned (every LBA
 #                       written, then twice its capacity at random, by
@@ -153,22 +154,22 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# User capacities (bytes): IDEMA LBA counts, 97696368 + 1953504 x (GB - 50)
-# sectors of 512 B.  The database is prepared on the H3100 of --capacity;
-# the H3200 of the same NAND (less over-provisioning) is a little larger.
-idema_bytes() { echo $(((97696368 + 1953504 * ($1 - 50)) * 512)); }
-case $capacity in
-0.8T|0.8t) capacity=0.8T; gb=800; gb3200=960 ;;
-1.6T|1.6t) capacity=1.6T; gb=1600; gb3200=1920 ;;
-3.2T|3.2t) capacity=3.2T; gb=3200; gb3200=3840 ;;
-6.4T|6.4t) capacity=6.4T; gb=6400; gb3200=7680 ;;
-*) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;;
-esac
-bytes=$(idema_bytes "$gb")
+# The capacities and user bytes (IDEMA LBA counts) are the drive
+# profiles' (h3100-sim --profiles, --show-config).  The database is
+# prepared on the H3100 of --capacity; the H3200 of the same NAND (less
+# over-provisioning) is a little larger.
+sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
+[ -x "$sim" ] || h3100_die "no h3100-sim at $sim (meson compile -C build)"
+capacity=${capacity^^}
+h3100_check_capacity "$sim" "$capacity"
+bytes=$(h3100_profile_value "$sim" "h3100-${capacity,,}" user_bytes)
 case $drive in
 h3100) dev_cap=$capacity; dev_bytes=$bytes ;;
-h3200) dev_cap=$(awk -v g="$gb3200" 'BEGIN { printf "%gT", g / 1000 }')
-       dev_bytes=$(idema_bytes "$gb3200") ;;
+h3200) h3200=$(h3100_same_nand "$sim" "h3100-${capacity,,}" h3200) ||
+           h3100_die "no H3200 profile of the NAND of h3100-${capacity,,}"
+       dev_cap=${h3200#h3200-}
+       dev_cap=${dev_cap^^}
+       dev_bytes=$(h3100_profile_value "$sim" "$h3200" user_bytes) ;;
 qemu-nvme) dev_cap=$capacity; dev_bytes=$bytes ;;
 *) h3100_die "--drive: h3100, h3200 or qemu-nvme" ;;
 esac
@@ -297,8 +298,7 @@ rm -f "$workdir/telemetry.jsonl"
 # (the whole LBA space written, then twice at random), made once per
 # profile, seed and simulator build; its device part is the defaults
 steady_state() {
-    local sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim} key f
-    [ -x "$sim" ] || h3100_die "--state steady needs $sim (meson compile -C build)"
+    local key f
     key=$(sha256sum "$sim" | cut -c1-12)
     f=$workdir/steady-$profile-seed$seed-$key.h3s
     if [ ! -f "$f" ]; then

@@ -29,7 +29,8 @@
 # after the first pass).
 #
 #   --minutes M       both boots together (default 34; at least 4)
-#   --capacity C      0.8T (default), 1.6T, 3.2T or 6.4T
+#   --capacity C      an H3100 profile's, as h3100-sim --profiles names
+#                     them (h3100-0.8t: 0.8T, the default)
 #   --checkpoint S    state-interval of the drive, seconds (default 180)
 #   --seed N          fio's and the model's seed (default 1)
 #   --out DIR         where the results go (default build/soak)
@@ -64,15 +65,14 @@ if ! [[ $minutes =~ ^[0-9]+$ ]] || [ "$minutes" -lt 4 ]; then
 fi
 [[ $checkpoint =~ ^[1-9][0-9]*$ ]] || h3100_die "--checkpoint: seconds, e.g. 180"
 [[ $seed =~ ^[0-9]+$ ]] || h3100_die "--seed: a non-negative integer"
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 
 profile=h3100-$(echo "$capacity" | tr 'T' 't')
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-user_bytes=$("$sim" --profile "$profile" --show-config |
-             awk '$1 == "user_bytes" { print $3 }')
+user_bytes=$(h3100_profile_value "$sim" "$profile" user_bytes)
 [ -n "$user_bytes" ] || h3100_die "no user_bytes for $profile"
 
 # --- the drive: preconditioned model state, sparse raw backend ------------

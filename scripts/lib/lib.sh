@@ -82,6 +82,51 @@ h3100_meson_setup() {
     fi
 }
 
+# --- drive profiles: h3100-sim --profiles is the one list ------------------
+# h3100_capacities SIM [MODEL]: MODEL's capacities (default h3100) as
+# --capacity takes them, one a line: h3100-0.8t gives 0.8T
+h3100_capacities() {
+    "$1" --profiles | sed -n "s/^${2:-h3100}-\(.*\)t\$/\1T/p"
+}
+
+# h3100_check_capacity SIM CAPACITY: true if CAPACITY is one of the
+# H3100's, else one error line naming them and exit 1
+h3100_check_capacity() {
+    local caps last
+    caps=$(h3100_capacities "$1") || caps=''
+    [ -n "$caps" ] || h3100_die "no drive profiles from $1 --profiles (scripts/test.sh builds it)"
+    grep -qxF -- "$2" <<<"$caps" && return 0
+    last=$(tail -n 1 <<<"$caps")
+    h3100_die "--capacity: $(head -n -1 <<<"$caps" | paste -sd, - | sed 's/,/, /g') or $last"
+}
+
+# h3100_profile_value SIM PROFILE KEY: one drive parameter of PROFILE
+# (h3100-sim --show-config), e.g. user_bytes
+h3100_profile_value() {
+    "$1" --profile "$2" --show-config | awk -v k="$3" '$1 == k { print $3 }'
+}
+
+# h3100_nand SIM PROFILE: PROFILE's NAND (channels, dies, planes, blocks,
+# pages, page and cell size) as one line of numbers
+h3100_nand() {
+    "$1" --profile "$2" --show-config |
+        awk '$1 ~ /^(channels|dies_per_channel|planes_per_die|blocks_per_plane|pages_per_block|page_bytes|bits_per_cell)$/ { printf "%s ", $3 }'
+}
+
+# h3100_same_nand SIM PROFILE MODEL: MODEL's profile built of the same
+# NAND as PROFILE, e.g. h3100-0.8t h3200 gives h3200-0.96t
+h3100_same_nand() {
+    local want p
+    want=$(h3100_nand "$1" "$2")
+    for p in $("$1" --profiles | grep "^$3-"); do
+        if [ "$(h3100_nand "$1" "$p")" = "$want" ]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
 h3100_as_root() {
     if [ "$(id -u)" -eq 0 ]; then
         "$@"
