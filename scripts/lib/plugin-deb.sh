@@ -25,7 +25,7 @@ install -d "$root/DEBIAN" "$root/usr/lib/$multiarch/qemu" "$root/usr/bin" \
 install -m 644 "$out/dapustor-h3100.so" "$out/dapustor-h3100-impl.so" \
     "$root/usr/lib/$multiarch/qemu/"
 install -m 755 "$out/qemu-system-x86_64-h3100" "$root/usr/bin/"
-install -m 644 "$out/BUILD-INFO" "$H3100_PROJECT/docs/plugin.md" \
+install -m 644 "$out/BUILD-INFO" "$H3100_PROJECT/docs/guide/plugin.md" \
     "$root/usr/share/doc/dapustor-h3100-plugin/"
 cat >"$root/DEBIAN/control" <<CTRL
 Package: dapustor-h3100-plugin
