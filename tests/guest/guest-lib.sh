@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Shared by the guest tests (tests/guest/test_guest_*.sh); source it.
 #
-# Host side: ok/bad/check count results; run_guest boots the guest
-# (scripts/guest/guest-run.sh) on a backing file with a script, checks that it
-# ran, and passes through the "ok - " / "not ok - " lines the guest script
-# printed (counting them), other lines as "# " comments; finish prints
-# 'N passed, N failed' and exits 1 on a failure.
+# Host side: ok/bad/check count results (tests/lib/tap.sh); run_guest boots
+# the guest (scripts/guest/guest-run.sh) on a backing file with a script,
+# checks that it ran, and passes through the "ok - " / "not ok - " lines the
+# guest script printed (counting them), other lines as "# " comments; finish
+# prints the total time and 'N passed, N failed' and exits 1 on a failure.
+# $tmp is the test's scratch directory (h3100_tmpdir, scripts/lib/lib.sh).
 #
 # Guest side: GUEST_PRELUDE is a busybox-sh prelude for guest scripts with
 # ok/bad/chk, smart NAME (a number from nvme smart-log -o json), ctrl KEY
