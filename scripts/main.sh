@@ -32,18 +32,11 @@ esac
 cd "$H3100_PROJECT"
 build=${BUILD_DIR:-build}
 
-configure() {
-    if [ -f "$build/meson-private/coredata.dat" ]; then
-        meson setup --reconfigure "$build" "$@" >/dev/null
-    else
-        meson setup "$build" "$@" >/dev/null
-    fi
-}
 
 if [ "${1:-}" = --datasheet ]; then
     shift
     scripts/install-deps.sh >&2
-    configure
+    h3100_meson_setup "$build"
     meson compile -C "$build" tools/h3100-sim >&2
     exec "$build/tools/h3100-sim" --datasheet "$@"
 fi
@@ -53,17 +46,18 @@ if [ "${1:-}" = --qemu ]; then
     [ "$2" = stock ] || h3100_die "--qemu takes 'stock' (the distribution's QEMU with the plugin)"
     shift 2
     scripts/install-deps.sh --plugin >&2
-    configure                          # builds no QEMU: only the targets named
+    h3100_meson_setup "$build"         # builds no QEMU: only the targets named
     meson compile -C "$build" tools/h3100-sim tools/h3100-vlog tools/h3100-tlog >&2
     scripts/build-plugin.sh "$build/plugin" >&2
     qemu=$build/plugin/qemu-system-x86_64-h3100
 else
     scripts/install-deps.sh --qemu >&2
-    configure -Ddevice=enabled
+    h3100_meson_setup "$build" -Ddevice=enabled
     h3100_log "building QEMU with the device (the first build takes a while)" >&2
     meson compile -C "$build" >&2
     qemu=$build/qemu-system-x86_64
 fi
+export H3100_SIM=${H3100_SIM:-$(cd "$build" && pwd)/tools/h3100-sim}
 if [ "${1:-}" = --compare ]; then
     shift
     exec scripts/bench/sql-compare.sh --qemu "$qemu" "$@"

@@ -45,11 +45,7 @@ else
     scripts/install-deps.sh
 fi
 
-if [ -f "$build/meson-private/coredata.dat" ]; then
-    meson setup --reconfigure "$build" -Ddevice="$device" -Dplugin="$plugin" >/dev/null
-else
-    meson setup "$build" -Ddevice="$device" -Dplugin="$plugin" >/dev/null
-fi
+h3100_meson_setup "$build" -Ddevice="$device" -Dplugin="$plugin"
 h3100_log "building (QEMU's first build takes a while; later ones are incremental)"
 meson compile -C "$build"
 

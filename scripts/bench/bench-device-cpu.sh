@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device's host CPU per command (issue 28 item 1): a Linux guest
+# The device's host CPU per command: a Linux guest
 # issues a known number of NVMe commands (fio, 4 KiB random read and
 # write at QD1 and QD32, and QD32 submitted 32 at a time, on a null-co
 # backend), and the run time of each QEMU thread, read from
@@ -81,14 +81,10 @@ if [ "$perf_cfg" != none ] && ! command -v perf >/dev/null; then
     h3100_die "--perf needs perf (apt install linux-perf), or --perf none"
 fi
 
-say() { printf '[bench-device-cpu] %s\n' "$*" >&2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-devcpu.XXXXXX")
+h3100_tmpdir devcpu
 watch_pid=''
-cleanup() {
-    [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2317  # called by the trap
+h3100_on_exit() { [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true; }
 mkdir -p "$out"
 dbytes=$((1024 * 1024 * 1024))
 
@@ -248,7 +244,7 @@ for cfg in "${cfgs[@]}"; do
     rm -f "$tmp/qemu.pid"
     watch "$cfg" &
     watch_pid=$!
-    say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
+    h3100_say "$cfg: booting (TCG, $(smp "$cfg") vCPU), $commands commands per job"
     # shellcheck disable=SC2046  # the device's options are words
     if ! "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --accel tcg --smp "$(smp "$cfg")" \
         --no-disk --stream --pidfile "$tmp/qemu.pid" --timeout 900 "$tmp/guest.sh" -- \
@@ -266,63 +262,11 @@ done
 cp "$tmp/samples.txt" "$out/samples.txt"
 
 # --- the table ------------------------------------------------------------------
-# rows.txt, per config and job: CONFIG JOB COMMANDS WALL_NS DEVICE_NS
-# VCPU_NS WAKES, the device thread's run time and wake-ups between the
-# job's marks less its idle phase's rate times the job's wall time (at
-# least 0)
-awk -v cmdsfile="$tmp/cmds.txt" -v io="$(dev_thread iothread)" -v main="$(dev_thread on)" '
-    BEGIN { while ((getline l < cmdsfile) > 0) { split(l, f, " "); cmds[f[1] " " f[2]] = f[3] } }
-    {
-        key = $1 " " $3; side = $2; t = $5; v = $6
-        wall[key, side] = $4
-        if (t == ($1 == "iothread" ? io : main) ||
-            ($1 ~ /^iot[12]$/ && t ~ /^IO_io[12]$/)) { dev[key, side] += v; sw[key, side] += $7 }
-        if (t ~ /^CPU_[0-9]+\/TCG$/) cpu[key, side] += v
-        if (!(key in seen)) { seen[key] = 1; order[++n] = key }
-    }
-    END {
-        for (i = 1; i <= n; i++) {
-            k = order[i]; split(k, p, " ")
-            w = wall[k, "end"] - wall[k, "begin"]
-            d = dev[k, "end"] - dev[k, "begin"]
-            c = cpu[k, "end"] - cpu[k, "begin"]
-            z = sw[k, "end"] - sw[k, "begin"]
-            if (p[2] == "idle") { idle[p[1]] = w > 0 ? d / w : 0; izz[p[1]] = w > 0 ? z / w : 0; continue }
-            d -= idle[p[1]] * w; z -= izz[p[1]] * w
-            printf "%s %s %d %.0f %.0f %.0f %.0f\n", p[1], p[2], cmds[k], w, (d > 0 ? d : 0), c, (z > 0 ? z : 0)
-        }
-    }' "$tmp/samples.txt" >"$tmp/rows.txt"
-
-{
-    printf '%-9s %-20s %8s %7s %12s %8s %8s %11s\n' config job commands kIOPS 'device ns' ns/cmd wakes/cmd 'vCPU ns/cmd'
-    awk '{
-        n = $3; w = $4; d = $5; z = $7
-        printf "%-9s %-20s %8d %7.1f %12.0f %8.0f %8.2f %11.0f\n", $1, $2, n, n / w * 1e6, d, d / n, z / n, $6 / n
-    }' "$tmp/rows.txt"
-    echo
-    echo "(device thread: the main loop, or the IOThread for iothread, or the main"
-    echo " loop and IOThreads io1 and io2 summed for iot1 and iot2; its idle run"
-    echo " time and wake-ups subtracted; wakes: the device thread's voluntary"
-    echo " context switches; vCPU: the TCG vCPU threads; null-co backend, fio"
-    echo " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1"
-    echo " and iot2), $commands commands per job and fio job)"
-    # the ratio to QEMU's nvme, per job, configurations in the run's order
-    awk -v cfgs="$configs" '{ k[$1 " " $2] = $5 / $3; if (!($2 in seen)) { seen[$2] = 1; jobs[++nj] = $2 } }
-        END {
-            nc = split(cfgs, c, ",")
-            if (!(("nvme randread-qd1") in k)) exit
-            printf "\n%-15s", "ratio to nvme"
-            for (i = 1; i <= nc; i++) if (c[i] != "nvme" && c[i] != "mix") printf " %9s", c[i]
-            print ""
-            for (j = 1; j <= nj; j++) {
-                if (!(("nvme " jobs[j]) in k)) continue
-                printf "%-15s", jobs[j]
-                for (i = 1; i <= nc; i++) if (c[i] != "nvme" && c[i] != "mix")
-                    printf " %9s", ((c[i] " " jobs[j]) in k) ? sprintf("%.2f", k[c[i] " " jobs[j]] / k["nvme " jobs[j]]) : "-"
-                print ""
-            }
-        }' "$tmp/rows.txt"
-} | tee "$out/cpu.txt"
+# rows.txt (per config and job: CONFIG JOB COMMANDS WALL_NS DEVICE_NS
+# VCPU_NS WAKES) and the table: scripts/lib/device_cpu_report.py
+python3 "$H3100_PROJECT/scripts/lib/device_cpu_report.py" "$tmp/samples.txt" "$tmp/cmds.txt" \
+    --rows "$tmp/rows.txt" --io "$(dev_thread iothread)" --main "$(dev_thread on)" \
+    --configs "$configs" --commands "$commands" | tee "$out/cpu.txt"
 cp "$tmp/rows.txt" "$out/rows.txt"
 
 # --- where the device thread's time goes ------------------------------------------
@@ -352,7 +296,7 @@ fi
 if command -v gnuplot >/dev/null; then
     awk '{ printf "%s/%s %.0f\n", $1, $2, $5 / $3 }' \
         "$tmp/rows.txt" >"$tmp/plot.dat"
-    gnuplot <<EOF || say "gnuplot failed; no plot"
+    gnuplot <<EOF || h3100_say "gnuplot failed; no plot"
 set terminal png size 1000,500
 set output '$out/bench-device-cpu.png'
 set title 'Device thread host CPU per command (TCG guest, null-co)'
@@ -363,6 +307,6 @@ set xtics rotate by -45 font ',8'
 set grid ytics
 plot '$tmp/plot.dat' using 0:2:xtic(1) with boxes notitle
 EOF
-    [ -s "$out/bench-device-cpu.png" ] && say "plot: $out/bench-device-cpu.png"
+    [ -s "$out/bench-device-cpu.png" ] && h3100_say "plot: $out/bench-device-cpu.png"
 fi
-say "table: $out/cpu.txt"
+h3100_say "table: $out/cpu.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Timing seen by a guest (issue 4 item 4): the latency the device adds, as
+# Timing seen by a guest: the latency the device adds, as
 # fio in a Linux guest measures it, against the drive model's own figure.
 #
 #   scripts/bench/bench-guest-timing.sh [options]
@@ -24,7 +24,8 @@
 #   --icount-shift N  fixed -icount shift (default 0, see docs/design/benchmarks.md)
 #   --runtime S       virtual seconds per fio job (default 0.3)
 #   --size SIZE       the fio region (default 64M); the namespace is 256 MiB
-#   --capacity C      H3100 profile: 0.8T 1.6T 3.2T 6.4T (default 0.8T)
+#   --capacity C      H3100 profile, as h3100-sim --profiles names them
+#                     (h3100-0.8t: 0.8T, the default)
 #   --engine polled|irq  polled (default): fio's io_uring engine with
 #                     --hipri on an NVMe poll queue (nvme.poll_queues=1), so
 #                     fio spins for the completion with or without timing;
@@ -89,7 +90,6 @@ fi
 [[ $size =~ ^[1-9][0-9]*M$ ]] || h3100_die "--size: in MiB, e.g. 64M"
 mb=${size%M}
 [ "$mb" -le 256 ] || h3100_die "--size: at most 256M (the namespace)"
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 case $backend in null|raw) ;; *) h3100_die "--backend: null or raw" ;; esac
 case $engine in
 polled) fio_engine='--ioengine=io_uring --hipri=1'; append='idle=poll nvme.poll_queues=1' ;;
@@ -98,10 +98,9 @@ irq) fio_engine='--ioengine=libaio'; append='idle=poll' ;;
 esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 
-say() { printf '[bench-guest-timing] %s\n' "$*" >&2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtiming.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir gtiming
 [ -z "$keep" ] || mkdir -p "$keep"
 dbytes=$((256 * 1024 * 1024))
 rbytes=$((mb * 1024 * 1024))
@@ -116,7 +115,7 @@ declare -A trace_key=([randread-4k]='0 4096' [randwrite-4k]='1 4096' [read-128k]
 # --- the model's figures ------------------------------------------------------
 declare -A model
 for j in "${jobs[@]}"; do
-    say "model: h3100-sim --profile $profile --set user_bytes=$dbytes --precondition seq --span $rbytes --rw ${fio_rw[$j]} --bs ${fio_bs[$j]} --iodepth 1"
+    h3100_say "model: h3100-sim --profile $profile --set user_bytes=$dbytes --precondition seq --span $rbytes --rw ${fio_rw[$j]} --bs ${fio_bs[$j]} --iodepth 1"
     js=$("$sim" --profile "$profile" --set "user_bytes=$dbytes" --precondition seq \
         --span "$rbytes" --rw "${fio_rw[$j]}" --bs "${fio_bs[$j]}" --iodepth 1 \
         --runtime 0.2 --json) || h3100_die "h3100-sim failed for $j"
@@ -174,7 +173,7 @@ run_one() {  # run_one on|off REP
     fi
     out=$tmp/timing-$t.$rep.out
     [ "$t" = off ] || { trace=(-trace enable=h3100_model_io -D "$tmp/trace.$rep.log"); boots=$reps_on; }
-    say "timing=$t, boot $rep/$boots: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
+    h3100_say "timing=$t, boot $rep/$boots: booting (-icount shift=$shift_n,sleep=off; $append), precondition $size, 3 fio jobs x ${runtime}s virtual"
     if ! "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --icount-shift "$shift_n" \
         --smp 1 --append "$append" --no-disk --timeout 600 "$tmp/guest.sh" -- \
         -drive "$drv" \
@@ -189,7 +188,7 @@ run_one() {  # run_one on|off REP
         'RESULT '*)
             read -r _ n v io _ <<<"$line"
             lat[$n.$t]=$(awk -v a="${lat[$n.$t]:-0}" -v b="$v" -v r="$boots" 'BEGIN { printf "%.6f", a + b / r }')
-            say "  timing=$t $n: mean $v us, $io IOPS"
+            h3100_say "  timing=$t $n: mean $v us, $io IOPS"
             ;;
         esac
     done <"$out"
@@ -215,4 +214,4 @@ for j in "${jobs[@]}"; do
     case $r in *FAIL) fails=$((fails + 1)) ;; esac
 done
 echo "(fio QD1 mean latency in a Linux guest, -icount shift=$shift_n,sleep=off, $append, fio $engine ($fio_engine), $backend backend, ${runtime}s virtual per job, mean of $reps boot(s) with timing off and $reps_on on; model: h3100-sim $profile, user_bytes=$dbytes, seq precondition, span $size; tolerance +-$tol%)"
-[ "$fails" = 0 ] || { say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }
+[ "$fails" = 0 ] || { h3100_say "$fails of ${#jobs[@]} workloads outside +-$tol% of the model"; exit 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Live migration of a guest with a full-size drive under fio load: the
 # downtime the device adds, the bytes it sends and the rounds it takes
-# (issue 25; docs/design/benchmarks.md, *Live migration*).
+# (docs/design/benchmarks.md, *Live migration*).
 #
 #   scripts/bench/bench-migrate.sh [options]
 #
@@ -61,15 +61,14 @@ done
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
 command -v gnuplot >/dev/null || h3100_die "gnuplot is not installed (apt-get install gnuplot-nox)"
 
-say() { printf '[bench-migrate] %s\n' "$*" >&2; }
 if [ -n "$keep" ]; then
     mkdir -p "$keep"
     dir=$(cd "$keep" && pwd)
 else
-    dir=$(mktemp -d "${TMPDIR:-/tmp}/h3100-bmig.XXXXXX")
-    trap 'rm -rf "$dir"' EXIT
+    h3100_tmpdir bmig
+    dir=$tmp
 fi
-bytes=$("$sim" --profile h3100-0.8t --show-config | awk '$1 == "user_bytes" { print $3 }')
+bytes=$(h3100_profile_value "$sim" h3100-0.8t user_bytes)
 
 # the migration starts once fio has been writing for a few seconds
 cat >"$dir/guest.sh" <<GUEST
@@ -99,12 +98,12 @@ for state in ${states//,/ }; do
     full) pre=seq ;;
     esac
     if [ "$state" != empty ] && [ ! -s "$st" ]; then
-        say "$state: h3100-sim --precondition $pre --save (at FTL speed)"
+        h3100_say "$state: h3100-sim --precondition $pre --save (at FTL speed)"
         "$sim" --profile h3100-0.8t --precondition "$pre" --runtime 0.001 \
             --save "$st" >/dev/null
     fi
     rm -f "$dir/$state".trace-*
-    say "$state: booting, fio for ${runtime} s, migrating live 5 s into it"
+    h3100_say "$state: booting, fio for ${runtime} s, migrating live 5 s into it"
     t0=$SECONDS
     "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --no-disk \
         --mem 1024 --timeout $((runtime + 600)) \
@@ -116,7 +115,7 @@ for state in ${states//,/ }; do
         -trace 'enable=h3100_vmstate_*' -D "$dir/$state.trace-%d" \
         >"$dir/$state.out" 2>"$dir/$state.err" ||
         { sed 's/^/  | /' "$dir/$state.err" >&2; h3100_die "$state: the guest run failed"; }
-    say "$state: done in $((SECONDS - t0)) s"
+    h3100_say "$state: done in $((SECONDS - t0)) s"
     cat "$dir/$state".trace-* >"$dir/$state.trace"
     mig=$(tail -n 1 "$dir/$state.mig")
     jget() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); k=sys.argv[2].split("."); v=r
@@ -183,5 +182,5 @@ if [ ${#plot_args[@]} -gt 0 ]; then
         echo
         echo "unset multiplot"
     } >"$dir/plot.gp"
-    gnuplot -e 'sum = 0' "$dir/plot.gp" && say "plot: $plot"
+    gnuplot -e 'sum = 0' "$dir/plot.gp" && h3100_say "plot: $plot"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The model's own speed and memory, this tree against an older revision
-# in the same run on the same machine (issue 28 item 4): builds REV's
+# in the same run on the same machine: builds REV's
 # h3100-sim beside this tree's (the model and the tools only, no QEMU),
 # then runs `h3100-sim --bench` on each in turn, --reps times, and prints
 # every run, the medians and the ratios.  Only figures from one run of
@@ -38,7 +38,6 @@ done
 rev=$(git -C "$H3100_PROJECT" rev-parse --verify --quiet "$base^{commit}") ||
     h3100_die "--base: no revision '$base' in $H3100_PROJECT"
 
-say() { printf '[bench-model] %s\n' "$*" >&2; }
 mkdir -p "$out"
 
 # build_sim SRC BUILD: h3100-sim of the tree at SRC, built in BUILD
@@ -54,12 +53,12 @@ build_sim() {
 
 old_src=$out/src-${rev:0:12}
 if [ ! -d "$old_src" ]; then
-    say "unpacking ${rev:0:12} into $old_src"
+    h3100_say "unpacking ${rev:0:12} into $old_src"
     mkdir -p "$old_src.tmp"
     git -C "$H3100_PROJECT" archive "$rev" | tar -x -C "$old_src.tmp"
     mv "$old_src.tmp" "$old_src"
 fi
-say "building h3100-sim of ${rev:0:12} and of this tree (model and tools only)"
+h3100_say "building h3100-sim of ${rev:0:12} and of this tree (model and tools only)"
 build_sim "$old_src" "$out/build-${rev:0:12}"
 build_sim "$H3100_PROJECT" "$out/build-tree"
 old=$out/build-${rev:0:12}/tools/h3100-sim
@@ -70,7 +69,7 @@ for ((i = 1; i <= reps; i++)); do
     for side in old new; do
         bin=$old
         [ "$side" = old ] || bin=$new
-        say "run $i/$reps: $side"
+        h3100_say "run $i/$reps: $side"
         "$bin" --bench --profile "$profile" 2>/dev/null |
             awk -v s="$side" -v i="$i" -F': ' '
                 $1 == "timed_4k_commands_per_host_sec" { t = $2 + 0 }

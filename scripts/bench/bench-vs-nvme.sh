@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side by side with QEMU's stock nvme device (issue 4 item 5).
+# The same fio jobs on the dapustor-h3100 and on QEMU's stock nvme device,
+# side by side.
 #
 #   scripts/bench/bench-vs-nvme.sh [options]
 #
@@ -72,15 +73,15 @@ done
 [[ $reps =~ ^[1-9][0-9]*$ ]] || h3100_die "--reps: a positive integer"
 [[ $size =~ ^[1-9][0-9]*[KMG]$ ]] || h3100_die "--size: e.g. 128M (at most 256M)"
 case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
+sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}   # the list of capacities
+[ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac
 qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
 [ "$format" = raw ] || [ -x "$qimg" ] || qimg="qemu-img"
 
-say() { printf '[bench-vs-nvme] %s\n' "$*" >&2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vsnvme.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir vsnvme
 [ -z "$keep" ] || mkdir -p "$keep"
 dbytes=$((256 * 1024 * 1024))
 
@@ -122,7 +123,7 @@ start_one() {  # start_one REP DEV: boot in the background, pid in $!
     h3100) devarg="dapustor-h3100,drive=d0,capacity=$capacity,model-params=user_bytes=$dbytes,timing=off$hopts" ;;
     esac
     [ "$parallel" = 0 ] || smp=1
-    say "run $rep/$reps: $dev (-device ${devarg%%,*}), 5 fio jobs x ${runtime}s"
+    h3100_say "run $rep/$reps: $dev (-device ${devarg%%,*}), 5 fio jobs x ${runtime}s"
     # shellcheck disable=SC2086  # --qemu-args is split on purpose
     "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --accel "$accel" --no-disk \
         --smp "$smp" --timeout 300 "$tmp/guest.sh" -- \
@@ -139,13 +140,13 @@ finish_one() {  # finish_one REP DEV PID: wait for the boot, read its figures
     [ -z "$keep" ] || cp "$out" "$tmp/$dev.$rep.err" "$keep/"
     while read -r line; do
         case $line in
-        'DRIVE '*) say "  $dev: $line" ;;
+        'DRIVE '*) h3100_say "  $dev: $line" ;;
         'RESULT '*)
             read -r _ n rc ri _ wi _ <<<"$line"
             [ "$rc" = rc=0 ] || h3100_die "fio $n failed on $dev ($rc)"
             case $n in *write*) v=${wi#wiops=} ;; *) v=${ri#riops=} ;; esac
             iops[$n.$rep.$dev]=$v
-            say "  $dev $n: $v IOPS"
+            h3100_say "  $dev $n: $v IOPS"
             ;;
         esac
     done <"$out"

@@ -47,8 +47,7 @@ command -v "$gnuplot" >/dev/null 2>&1 ||
 [ -n "$title" ] || title=$(basename "$file")
 mkdir -p "$outdir" || h3100_die "cannot create $outdir"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-plot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir plot
 
 # Rows to columns (1 t, 2 iops, 3 read_iops, 4 write_iops, 5 mbps,
 # 6 lat_mean_us, 7 lat_p99_us, 8 lat_p999_us, 9 waf, 10 lifetime_waf,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SQL workload on the emulated H3100 (issues 4 and 12): boot the Linux
+# The SQL workload on the emulated H3100: boot the Linux
 # guest (the 'sql' flavour of scripts/guest/guest-image.sh) with a full-size
 # dapustor-h3100, its database prepared once on ext4 on the drive, and run
 # sysbench on MariaDB (or pgbench on PostgreSQL) under deterministic virtual
@@ -47,8 +47,9 @@
 #                       over-provisioning: --capacity 0.8T gives the H3200
 #                       0.96T, and so on) or qemu-nvme (QEMU's own nvme
 #                       device on the same image)
-#   --capacity 0.8T|1.6T|3.2T|6.4T   (default 0.8T); the backing file is a
-#                       sparse file of the full user capacity
+#   --capacity C        an H3100 profile's, as h3100-sim --profiles names
+#                       them (h3100-0.8t: 0.8T, the default); the backing
+#                       file is a sparse file of the full user capacity
 #   --state fresh|steady  fresh (default): the drive as the database left
 #                       it; steady: the drive preconditioned (every LBA
 #                       written, then twice its capacity at random, by
@@ -153,22 +154,22 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# User capacities (bytes): IDEMA LBA counts, 97696368 + 1953504 x (GB - 50)
-# sectors of 512 B.  The database is prepared on the H3100 of --capacity;
-# the H3200 of the same NAND (less over-provisioning) is a little larger.
-idema_bytes() { echo $(((97696368 + 1953504 * ($1 - 50)) * 512)); }
-case $capacity in
-0.8T|0.8t) capacity=0.8T; gb=800; gb3200=960 ;;
-1.6T|1.6t) capacity=1.6T; gb=1600; gb3200=1920 ;;
-3.2T|3.2t) capacity=3.2T; gb=3200; gb3200=3840 ;;
-6.4T|6.4t) capacity=6.4T; gb=6400; gb3200=7680 ;;
-*) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;;
-esac
-bytes=$(idema_bytes "$gb")
+# The capacities and user bytes (IDEMA LBA counts) are the drive
+# profiles' (h3100-sim --profiles, --show-config).  The database is
+# prepared on the H3100 of --capacity; the H3200 of the same NAND (less
+# over-provisioning) is a little larger.
+sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
+[ -x "$sim" ] || h3100_die "no h3100-sim at $sim (meson compile -C build)"
+capacity=${capacity^^}
+h3100_check_capacity "$sim" "$capacity"
+bytes=$(h3100_profile_value "$sim" "h3100-${capacity,,}" user_bytes)
 case $drive in
 h3100) dev_cap=$capacity; dev_bytes=$bytes ;;
-h3200) dev_cap=$(awk -v g="$gb3200" 'BEGIN { printf "%gT", g / 1000 }')
-       dev_bytes=$(idema_bytes "$gb3200") ;;
+h3200) h3200=$(h3100_same_nand "$sim" "h3100-${capacity,,}" h3200) ||
+           h3100_die "no H3200 profile of the NAND of h3100-${capacity,,}"
+       dev_cap=${h3200#h3200-}
+       dev_cap=${dev_cap^^}
+       dev_bytes=$(h3100_profile_value "$sim" "$h3200" user_bytes) ;;
 qemu-nvme) dev_cap=$capacity; dev_bytes=$bytes ;;
 *) h3100_die "--drive: h3100, h3200 or qemu-nvme" ;;
 esac
@@ -204,7 +205,6 @@ fi
 [ -n "$tmo" ] || tmo=$((600 + 2 * duration * (ishift ? 10 : 1)))
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/build-qemu.sh builds it)"
 
-say() { printf '[sql-bench] %s\n' "$*" >&2; }
 
 # --- the backing file: sparse, full size, fresh for every run ---------------
 mkdir -p "$workdir"
@@ -213,7 +213,7 @@ find_qemu_img() {
     qemu_img=$(dirname "$(readlink -f "$qemu")")/qemu-img
     [ -x "$qemu_img" ] || qemu_img=$(command -v qemu-img || true)
     if [ -z "$qemu_img" ]; then
-        say "installing qemu-utils (qemu-img) for qcow2 images"
+        h3100_say "installing qemu-utils (qemu-img) for qcow2 images"
         h3100_as_root env DEBIAN_FRONTEND=noninteractive \
             apt-get install -y --no-install-recommends qemu-utils >&2
         qemu_img=$(command -v qemu-img) || h3100_die "qcow2 images need qemu-img"
@@ -228,7 +228,7 @@ new_disk() {
         find_qemu_img
         "$qemu_img" create -q -f qcow2 "$1" "$3"
     fi
-    say "backing file $1 ($2, $3 bytes, sparse)"
+    h3100_say "backing file $1 ($2, $3 bytes, sparse)"
 }
 disk=$workdir/$profile.$format
 if [ "$prepared" = 1 ]; then
@@ -236,12 +236,11 @@ if [ "$prepared" = 1 ]; then
 elif [ "$keep_disk" = 0 ] || [ ! -e "$disk" ]; then
     new_disk "$disk" "$format" "$dev_bytes"
 else
-    say "reusing $disk (--keep-disk)"
+    h3100_say "reusing $disk (--keep-disk)"
 fi
 
 # --- the guest's script -------------------------------------------------------
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-sql.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir sql
 # guest_script MODE: the guest's script for MODE (full, prepare or run):
 # the run's parameters, the prepare part and the run part
 guest_script() {
@@ -267,7 +266,7 @@ guest_run_part() {
 }
 
 # --- boot ----------------------------------------------------------------------
-say "$drive $dev_cap ($state), $workload, $([ "$engine" = postgres ] && echo "scale $scale" || echo "${tables} tables x ${table_size} rows"), ${threads} threads," \
+h3100_say "$drive $dev_cap ($state), $workload, $([ "$engine" = postgres ] && echo "scale $scale" || echo "${tables} tables x ${table_size} rows"), ${threads} threads," \
     "${duration}s run, seed $seed, accel $accel${ishift:+ icount shift=$ishift}, timing $timing, ${mem} MiB guest"
 # boot_guest MODE DISK FORMAT DEVICE OUT [ACCEL-ARGS...]: one boot; sets rc, wall
 boot_guest() {
@@ -299,13 +298,12 @@ rm -f "$workdir/telemetry.jsonl"
 # (the whole LBA space written, then twice at random), made once per
 # profile, seed and simulator build; its device part is the defaults
 steady_state() {
-    local sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim} key f
-    [ -x "$sim" ] || h3100_die "--state steady needs $sim (meson compile -C build)"
+    local key f
     key=$(sha256sum "$sim" | cut -c1-12)
     f=$workdir/steady-$profile-seed$seed-$key.h3s
     if [ ! -f "$f" ]; then
         rm -f "$workdir/steady-$profile-seed$seed-"*.h3s
-        say "preconditioning the $profile model once (h3100-sim --precondition rand:2; cached as $f)"
+        h3100_say "preconditioning the $profile model once (h3100-sim --precondition rand:2; cached as $f)"
         "$sim" --profile "$profile" --seed "$seed" --precondition rand:2 \
             --runtime 0.001 --save "$f.tmp" >/dev/null ||
             h3100_die "h3100-sim --precondition failed"
@@ -324,7 +322,7 @@ if [ "$prepared" = 1 ]; then
                 cat "$H3100_CACHE/guest-sql/recipe"; } | sha256sum | cut -c1-12)
     base=$workdir/prepared-$key.qcow2
     if [ ! -f "$base.done" ]; then
-        say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
+        h3100_say "preparing the database once (${tables} x ${table_size} rows; cached as $base)"
         new_disk "$base" qcow2 "$bytes"
         rm -f "$base.h3s"
         # it shows its progress; the time it takes grows with the database
@@ -333,7 +331,7 @@ if [ "$prepared" = 1 ]; then
             "$workdir/last-prepare.txt" --accel "$accel" --stream
         grep -q '^@@STEP .* done$' "$workdir/last-prepare.txt" ||
             h3100_die "preparing the database failed (exit $rc; $workdir/last-prepare.txt)"
-        say "prepared in ${wall}s: $(du -h "$base" | cut -f1) allocated"
+        h3100_say "prepared in ${wall}s: $(du -h "$base" | cut -f1) allocated"
         : >"$base.done"
     fi
     find_qemu_img
@@ -360,256 +358,33 @@ fi
 used=$(sed -n '/.*booting (\([a-z]*\).*/{s//\1/p;q}' "$workdir/last-run.err")
 if [ "$rc" != 0 ] || ! grep -q '^@@STEP .* done$' "$out"; then
     if [ -s "$out" ]; then
-        say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
+        h3100_say "the guest run failed (exit $rc) after ${wall}s; its output ($out):"
         sed 's/^/  > /' "$out" >&2
     else
-        say "the guest run failed (exit $rc) after ${wall}s (guest-run.sh showed why above)"
+        h3100_say "the guest run failed (exit $rc) after ${wall}s (guest-run.sh showed why above)"
     fi
     exit "$([ "$rc" != 0 ] && echo "$rc" || echo 1)"
 fi
 
 # --- report ------------------------------------------------------------------
-# smartv PHASE KEY: a SMART value from a phase
-smartv() { awk -v p="$1" -v k="$2" '$1 == "@@SMART" && $2 == p {
-    split($3, a, "="); if (a[1] == k) { print a[2]; exit } }' "$out"; }
-info() { awk -v k="$1" '$1 == "@@INFO" && $2 == k { $1 = ""; $2 = ""; sub(/^ +/, ""); print; exit }' "$out"; }
-mysqlv() { awk -F'[ =]' -v k="$1" '$1 == "@@MYSQL" && $2 == k { print $3; exit }' "$out"; }
-steps() { awk '$1 == "@@STEP" { printf "%s=%s ", $3, $2 }' "$out"; }
-human() { awk -v b="$1" 'BEGIN { u = "B KB MB GB TB"; n = split(u, s, " ");
-    for (i = 1; b >= 1000 && i < n; i++) b /= 1000; printf "%.2f %s", b, s[i] }'; }
-# delta KEY FROM TO
-delta() { local a b; a=$(smartv "$2" "$1"); b=$(smartv "$3" "$1")
-    [ -n "$a" ] && [ -n "$b" ] && echo $((b - a)) || echo "?"; }
-
-# the benchmark's figures, whichever it was: tps qps lavg lp95 lp99 errs
-# run_s, series (per-interval TPS as T:TPS,...) and per-instance TPS,
-# summed (rates) or merged (latency distributions) over the instances
-# sbi I: instance I's benchmark output
-sbi() { awk -v i="$1" '$1 == "@@BENCH-BEGIN" { p = ($2 == i); next }
-    $1 == "@@BENCH-END" { p = 0 } p' "$out"; }
-# field I NAME: a value from instance I's sysbench output; pgv I NAME: from
-# its pgbench output.  The first match is kept but the whole input read:
-# a reader that exits early kills sbi with SIGPIPE, which pipefail and
-# set -e turn into a silent stop of this script.
-field() { sbi "$1" | awk -v k="$2" '!d && index($0, k) { sub(/^[^:]*:[ \t]*/, ""); print; d = 1 }'; }
-pgv() { sbi "$1" | awk -v k="$2" '!d && index($0, k) == 1 { sub(/^[^=:]*[=:] */, ""); print $1; d = 1 }'; }
-# sum_series: per-interval "T TPS" lines of all instances, summed per T
-sum_series() { awk '{ if (!($1 in v)) o[++n] = $1; v[$1] += $2 }
-    END { for (i = 1; i <= n; i++) printf "%s%s:%s", (i > 1 ? "," : ""), o[i], v[o[i]] }'; }
-per_inst=()
-tps=0; qps=0; lsum=0; errs=0
-for ((k = 1; k <= instances; k++)); do
-    if [ "$engine" = postgres ]; then
-        t=$(pgv "$k" 'tps = '); q=0; l=$(pgv "$k" 'latency average')
-        e=$(pgv "$k" 'number of failed transactions')
-        [ "$k" != 1 ] || run_s=$(pgv "$k" 'duration')
-    else
-        t=$(field "$k" 'transactions:' | awk '{ gsub(/[()]/, ""); print $2 }')
-        q=$(field "$k" 'queries:' | awk '{ gsub(/[()]/, ""); print $2 }')
-        l=$(field "$k" 'avg:')
-        e=$(field "$k" 'ignored errors:' | awk '{ print $1 }')
-        [ "$k" != 1 ] || run_s=$(field "$k" 'total time:' | tr -d 's')
-    fi
-    per_inst+=("${t:-0}")
-    read -r tps qps lsum errs < <(awk -v t="${t:-0}" -v q="${q:-0}" -v l="${l:-0}" -v e="${e:-0}" \
-        -v T="$tps" -v Q="$qps" -v L="$lsum" -v E="$errs" \
-        'BEGIN { printf "%.2f %.2f %.4f %d\n", T + t, Q + q, L + l * t, E + e }')
-done
-lavg=$(awk -v l="$lsum" -v t="$tps" 'BEGIN { if (t > 0) printf "%.2f", l / t; else printf "-" }')
-if [ "$engine" = postgres ]; then
-    qps=-
-    pglat() { awk -v k="$1" '$1 == "@@PGLAT" { for (i = 2; i <= NF; i++) {
-        split($i, a, "="); if (a[1] == k) printf "%.2f", a[2] / 1000 } }' "$out"; }
-    lp95=$(pglat p95_us)
-    lp99=$(pglat p99_us)
-    # "progress: 2.0 s, 35.5 tps, lat 28.143 ms stddev 5.231, 0 failed"
-    series=$(awk '/^progress: / { print $2 + 0, $4 + 0 }' "$out" | sum_series)
-else
-    # hist_pct P: the P-th percentile (ms) of sysbench's latency
-    # histograms, the instances' merged (their buckets are the same)
-    hist_pct() { awk '/^Latency histogram/ { h = 1; next }
-            h && /^ *[0-9.]+ \|/ { c[$1] += $NF; next }
-            h && !/\|/ && !/value/ { h = 0 }
-            END { for (v in c) print v, c[v] }' "$out" | sort -g |
-        awk -v p="$1" '{ v[NR] = $1; c[NR] = $2; tot += $2 }
-            END { for (i = 1; i <= NR; i++) { s += c[i]; if (s >= p / 100 * tot) { print v[i]; exit } } }'; }
-    lp95=$(hist_pct 95)
-    lp99=$(hist_pct 99)
-    # "[ 10s ] thds: 4 tps: 31.20 ..."
-    series=$(awk '/^\[ *[0-9]+s \]/ { t = $2; sub(/s$/, "", t)
-        for (i = 1; i < NF; i++) if ($i == "tps:") print t, $(i + 1) }' "$out" | sum_series)
+# The plots of the run (the device's telemetry, one row per virtual second),
+# then the report: scripts/lib/sql_report.py reads the guest's output
+# and prints it (and writes the --summary).
+plots=''
+if [ -s "$workdir/telemetry.jsonl" ] && command -v "${H3100_GNUPLOT:-gnuplot}" >/dev/null 2>&1 &&
+   "$H3100_PROJECT/scripts/bench/h3100-plot.sh" "$workdir/telemetry.jsonl" \
+       -o "$workdir/plots" --title "MariaDB + sysbench oltp_read_write on dapustor-h3100 $capacity" \
+       >"$workdir/plots.txt" 2>&1; then
+    plots=$workdir/plots.txt
 fi
-# the run's window, from the guest's snapshots just before and after it:
-# bst PHASE N: field N of /sys/block/nvme0n1/stat; vlog PHASE NAME: a
-# field of the model log (include/h3100/vlog.h's name; empty without the
-# log), as h3100-vlog --fields decodes the phase's hex bytes
-bst() { awk -v p="$1" -v n="$2" '$1 == "@@BSTAT" && $2 == p { print $(n + 2); exit }' "$out"; }
-vlog_tool=$H3100_PROJECT/build/tools/h3100-vlog
-vlog_fields() {  # vlog_fields PHASE: NAME=VALUE lines, or nothing
-    local b
-    b=$(awk -v p="$1" '$1 == "@@VLOG" && $2 == p { for (i = 3; i <= NF; i++) printf "\\x%s", $i; exit }' "$out")
-    [ -n "$b" ] && [ -x "$vlog_tool" ] || return 0
-    printf '%b' "$b" | "$vlog_tool" --fields 2>/dev/null || true
-}
-declare -A vlog_at=()
-for _p in runstart runend; do
-    while IFS='=' read -r _k _v; do vlog_at[$_p.$_k]=$_v; done < <(vlog_fields "$_p")
-done
-vlog() { echo "${vlog_at[$1.$2]:-}"; }
-# Reads, writes and bytes as the drive counted them (SMART; the block
-# layer's write count also holds Write Zeroes, from InnoDB's file
-# extension); the mean time per request as the block layer saw it
-sdelta() { local a b; a=$(smartv runstart "$1"); b=$(smartv runend "$1"); echo $((${b:-0} - ${a:-0})); }
-rd=$(sdelta host_read_commands); wr=$(sdelta host_write_commands)
-rd_bytes=$(($(sdelta data_units_read) * 512000)); wr_bytes=$(($(sdelta data_units_written) * 512000))
-run_iops=$(awk -v n=$((rd + wr)) -v t="$run_s" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }')
-run_rpct=$(awk -v r="$rd" -v w="$wr" 'BEGIN { printf "%.0f", r + w ? 100 * r / (r + w) : 0 }')
-# mean_us MS N: mean latency per request (us) from the block layer's ticks
-mean_us() { awk -v ms="$1" -v n="$2" 'BEGIN { if (n) printf "%.0f", 1000 * ms / n; else printf "-" }'; }
-run_rlat=$(mean_us $(($(bst runend 4) - $(bst runstart 4))) $(($(bst runend 1) - $(bst runstart 1))))
-run_wlat=$(mean_us $(($(bst runend 8) - $(bst runstart 8))) $(($(bst runend 5) - $(bst runstart 5))))
-run_host=''; run_nand=''; run_waf='-'; run_gc='-'; run_moved='-'; run_stalls='-'
-if [ -n "$(vlog runend version)" ] && [ -n "$(vlog runstart version)" ]; then
-    run_host=$(( $(vlog runend host_write_bytes) - $(vlog runstart host_write_bytes) ))
-    run_nand=$(( $(vlog runend nand_write_bytes) - $(vlog runstart nand_write_bytes) ))
-    run_waf=$(awk -v n="$run_nand" -v h="$run_host" 'BEGIN { if (h > 0) printf "%.2f", n / h; else printf "-" }')
-    run_gc=$(( $(vlog runend gc_victims) - $(vlog runstart gc_victims) ))
-    run_moved=$(( $(vlog runend gc_slots_moved) - $(vlog runstart gc_slots_moved) ))
-    run_stalls=$(( $(vlog runend wbuf_stalls) - $(vlog runstart wbuf_stalls) ))
-fi
-# the device's own latency: telemetry rows (per virtual second) and the
-# session's distribution written at exit (the run is most of the session)
-dev_mean='-'; dev_p99='-'
-if [ -s "$workdir/telemetry.jsonl" ]; then
-    dev_mean=$(awk -F'[:,]' '/"t":/ { n = 0; m = 0
-            for (i = 1; i < NF; i++) { k = $i; gsub(/[ "{]/, "", k)
-                if (k == "interval") dt = $(i + 1); if (k == "iops") n = $(i + 1)
-                if (k == "lat_mean_us") m = $(i + 1) }
-            c += n * dt; s += n * dt * m }
-        END { if (c) printf "%.0f", s / c; else printf "-" }' "$workdir/telemetry.jsonl")
-    dev_p99=$(awk '/"cdf":/ { sub(/"cdf":/, ""); gsub(/[][{}]/, " "); n = split($0, f, /[ ,]+/)
-            for (i = 1; i + 1 <= n; i++) if (f[i] != "") { lat = f[i]; fr = f[i + 1]; i++
-                if (fr + 0 >= 0.99) { printf "%.0f", lat; exit } } }' "$workdir/telemetry.jsonl")
-fi
-duw_b=$(smartv boot data_units_written); duw_e=$(smartv end data_units_written)
-dur_b=$(smartv boot data_units_read);    dur_e=$(smartv end data_units_read)
-
-case $drive in
-qemu-nvme) drive_name="QEMU's nvme device (the same image)" ;;
-*) drive_name="the DapuStor ${drive^^} $dev_cap ($state$([ "$timing" = on ] || echo ", timing off"))" ;;
-esac
-if [ "$engine" = postgres ]; then
-    what="pgbench (TPC-B-like) on PostgreSQL"
-    size="scale $scale ($((scale * 100000)) accounts), shared_buffers ${buffer_pool} MiB"
-else
-    what="sysbench $workload on MariaDB"
-    size="$tables tables x $table_size rows, buffer pool ${buffer_pool} MiB"
-fi
-printf '\n=== %s on %s (guest) ===\n' "$what" "$drive_name"
-printf 'drive       %s\n' "$(info drive)"
-printf 'guest       Linux %s, %s%s, %s vCPU, %s MiB; %s; ext4 on /dev/nvme0n1\n' \
-    "$(info kernel)" "${used:-$accel}" "${ishift:+ icount shift=$ishift}" "$smp" "$mem" "$(info server)"
-printf 'workload    %s, %s, %s threads, %s s, seed %s\n' \
-    "$workload" "$size" "$threads" "$duration" "$seed"
-printf 'TPS         %s\n' "$tps"
-[ "$instances" = 1 ] ||
-    printf 'instances   %s on partitions of the drive: TPS %s\n' "$instances" "${per_inst[*]}"
-printf 'QPS         %s\n' "$qps"
-printf 'latency     avg %s ms, p95 %s ms, p99 %s ms (%s)\n' "$lavg" "$lp95" "$lp99" \
-    "$([ "$engine" = postgres ] && echo "pgbench's transaction log" || echo "sysbench's histogram")"
-if [ "$engine" = postgres ]; then
-    printf 'errors      %s failed transactions\n' "$errs"
-else
-    printf 'errors      %s ignored, %s reconnects\n' "$errs" \
-        "$(awk '$1 == "reconnects:" { n += $2 } END { print n + 0 }' "$out")"
-fi
-
-printf '\n=== the drive during the run (%s s) ===\n' "$run_s"
-printf 'commands    %s reads + %s writes: %s IOPS, %s%% reads; %s read, %s written (SMART)\n' \
-    "$rd" "$wr" "$run_iops" "$run_rpct" "$(human "$rd_bytes")" "$(human "$wr_bytes")"
-printf 'latency     read %s us, write %s us mean (the guest block layer: /sys/block/nvme0n1/stat)\n' \
-    "$run_rlat" "$run_wlat"
-if [ "$dev_mean" != - ]; then
-    printf '            %s us mean, %s us p99 in the device (telemetry; the whole session)\n' "$dev_mean" "$dev_p99"
-fi
-if [ -n "$run_host" ]; then
-    printf 'NAND        %s written for %s from the host: WAF %s; reclaim %s runs, %s x 4 KiB moved; %s buffer stalls\n' \
-        "$(human "$run_nand")" "$(human "$run_host")" "$run_waf" "$run_gc" "$run_moved" "$run_stalls"
-fi
-if [ -n "$summary" ]; then
-    {
-        printf 'drive=%s\nstate=%s\ntiming=%s\ncapacity=%s\nworkload=%s\n' \
-            "$drive" "$state" "$timing" "$dev_cap" "$workload"
-        printf 'tps=%s\nqps=%s\nlat_avg_ms=%s\nlat_p95_ms=%s\nlat_p99_ms=%s\nerrors=%s\n' \
-            "$tps" "$qps" "$lavg" "$lp95" "$lp99" "$errs"
-        printf 'run_s=%s\nreads=%s\nwrites=%s\niops=%s\nread_pct=%s\n' \
-            "$run_s" "$rd" "$wr" "$run_iops" "$run_rpct"
-        printf 'read_lat_us=%s\nwrite_lat_us=%s\ndev_lat_mean_us=%s\ndev_lat_p99_us=%s\n' \
-            "$run_rlat" "$run_wlat" "$dev_mean" "$dev_p99"
-        printf 'waf=%s\nreclaim_runs=%s\nreclaim_moved=%s\nwbuf_stalls=%s\nwall_s=%s\n' \
-            "$run_waf" "$run_gc" "$run_moved" "$run_stalls" "$wall"
-        printf 'tps_series=%s\ninstances=%s\ntps_instances=%s\n' "$series" "$instances" \
-            "$(IFS=,; echo "${per_inst[*]}")"
-    } >"$summary"
-    cp "$out" "$summary.guest"
-fi
-
-printf '\n=== drive report (nvme smart-log inside the guest; 1 data unit = 512,000 B) ===\n'
-printf '%-26s %14s %14s %14s %14s\n' 'SMART delta by phase' 'mkfs' 'bootstrap+prep' 'run+shutdown' 'total'
-for k in data_units_written data_units_read host_write_commands host_read_commands; do
-    printf '%-26s %14s %14s %14s %14s\n' "$k" "$(delta "$k" boot mkfs)" \
-        "$(delta "$k" mkfs prepare)" "$(delta "$k" prepare end)" "$(delta "$k" boot end)"
-done
-if [ -n "$duw_b" ] && [ -n "$duw_e" ]; then
-    printf 'host bytes written         %s (%s data units x 512,000 B)\n' \
-        "$(human $(((duw_e - duw_b) * 512000)))" "$((duw_e - duw_b))"
-    printf 'host bytes read            %s\n' "$(human $(((dur_e - dur_b) * 512000)))"
-fi
-printf 'percentage used            %s %%\n' "$(smartv end percent_used)"
-printf 'available spare            %s %%\n' "$(smartv end avail_spare)"
-printf 'media errors               %s\n' "$(smartv end media_errors)"
-# the model log's bytes (hex, from the guest's od), decoded by h3100-vlog
-mapfile -t vb < <(awk '$1 == "@@VLOGHEX" { for (i = 2; i <= NF; i++) print $i }' "$out")
-milli() { printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); }
-declare -A vf=()
-if [ "${#vb[@]}" -ge 256 ] && [ -x "$vlog_tool" ]; then
-    for b in "${vb[@]}"; do printf '%b' "\\x$b"; done >"$workdir/last-vlog.bin"
-    while IFS='=' read -r _k _v; do vf[$_k]=$_v; done < <("$vlog_tool" --fields "$workdir/last-vlog.bin" 2>/dev/null)
-fi
-if [ -n "${vf[version]:-}" ]; then
-    printf 'NAND bytes written         %s (model log D0h; host bytes %s; since the drive started)\n' \
-        "$(human "${vf[nand_write_bytes]}")" "$(human "${vf[host_write_bytes]}")"
-    printf 'WAF                        %s (NAND / host bytes; last %s s: %s)\n' \
-        "$(milli "${vf[waf_milli]}")" "${vf[recent_window_s]}" "$(milli "${vf[recent_waf_milli]}")"
-    printf 'reclaim                    %s runs, %s x 4 KiB moved; %s write-buffer stalls\n' \
-        "${vf[gc_victims]}" "${vf[gc_slots_moved]}" "${vf[wbuf_stalls]}"
-    "$vlog_tool" "$workdir/last-vlog.bin" >"$workdir/last-vlog.txt" 2>&1 || true
-    printf '(model log decoded by h3100-vlog: %s)\n' "$workdir/last-vlog.txt"
-else
-    printf 'NAND bytes written, WAF    model log D0h unavailable: %s\n' \
-        "$(awk '$1 == "@@VENDOR" { $1 = ""; print; exit }' "$out")"
-fi
-# the host's view: the device's telemetry file, one row per virtual second
-if [ -s "$workdir/telemetry.jsonl" ]; then
-    awk -F'[:,]' '/"t":/ { for (i = 1; i < NF; i++) {
-            k = $i; gsub(/[ "{]/, "", k)
-            if (k == "iops" && $(i + 1) + 0 > peak) peak = $(i + 1) + 0
-            if (k == "lat_p99_us" && $(i + 1) + 0 > p99) p99 = $(i + 1) + 0
-            if (k == "temp_c") temp = $(i + 1) + 0
-          } rows++ }
-        END { printf "telemetry (host)           %d rows of 1 s; peak %.0f IOPS, worst p99 %.0f us, %.1f C at the end\n", rows, peak, p99, temp }' \
-        "$workdir/telemetry.jsonl"
-    if command -v "${H3100_GNUPLOT:-gnuplot}" >/dev/null 2>&1 &&
-       "$H3100_PROJECT/scripts/bench/h3100-plot.sh" "$workdir/telemetry.jsonl" \
-           -o "$workdir/plots" --title "MariaDB + sysbench oltp_read_write on dapustor-h3100 $capacity" \
-           >"$workdir/plots.txt" 2>&1; then
-        printf '(plots of the run: %s)\n' "$(tr '\n' ' ' <"$workdir/plots.txt")"
-    fi
-fi
-[ "$engine" != mariadb ] || printf '(MariaDB status after the run, before shutdown%s: Innodb_data_written %s, Innodb_os_log_written %s, Innodb_data_fsyncs %s)\n' \
-    "$([ "$instances" = 1 ] || echo " (instance 1)")" "$(human "$(mysqlv Innodb_data_written)")" "$(human "$(mysqlv Innodb_os_log_written)")" \
-    "$(mysqlv Innodb_data_fsyncs)"
-printf '(host: backing file %s%s; guest steps at uptime s: %s; wall %d s)\n' \
-    "$disk" "$([ -e "$disk" ] && echo ", $(du -h "$disk" | cut -f1) allocated" || echo ' (deleted)')" \
-    "$(steps)" "$wall"
-printf '(guest output: %s)\n' "$out"
+disk_alloc=''
+[ ! -e "$disk" ] || disk_alloc=$(du -h "$disk" | cut -f1)
+python3 "$H3100_PROJECT/scripts/lib/sql_report.py" "$out" --workdir "$workdir" \
+    --engine "$engine" --instances "$instances" --drive "$drive" --dev-cap "$dev_cap" \
+    --state "$state" --timing "$timing" --workload "$workload" --tables "$tables" \
+    --table-size "$table_size" --scale "$scale" --buffer-pool "$buffer_pool" \
+    --threads "$threads" --duration "$duration" --seed "$seed" --smp "$smp" --mem "$mem" \
+    --accel "${used:-$accel}" --ishift "$ishift" --disk "$disk" --disk-alloc "$disk_alloc" \
+    --wall "$wall" --plots "$plots" --summary "$summary" \
+    --vlog-tool "$H3100_PROJECT/build/tools/h3100-vlog"
+[ -z "$summary" ] || cp "$out" "$summary.guest"

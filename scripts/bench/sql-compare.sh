@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The same SQL workload on several drives, side by side (issue 12, item 3):
+# The same SQL workload on several drives, side by side:
 # runs scripts/bench/sql-bench.sh once per configuration on one prepared
 # database, under deterministic virtual time, and prints one table: TPS,
 # sysbench's latencies and what the drive did in each run, then plots TPS
@@ -72,18 +72,17 @@ for c in "${list[@]}"; do
         h3100_die "--configs: unknown '$c' (off, fresh, steady, h3200, nvme)"
 done
 mkdir -p "$out"
-say() { printf '[sql-compare] %s\n' "$*" >&2; }
 
 i=0
 for c in "${list[@]}"; do
     i=$((i + 1))
-    say "$i of ${#list[@]}: $(config_label "$c")"
+    h3100_say "$i of ${#list[@]}: $(config_label "$c")"
     rm -f "$out/$c.summary"
     # shellcheck disable=SC2046 # config_args gives separate words
     "$H3100_PROJECT/scripts/bench/sql-bench.sh" "${bench[@]}" $(config_args "$c") \
         --summary "$out/$c.summary" >"$out/$c.txt" ||
         h3100_die "$(config_label "$c") failed: $out/$c.txt and the messages above"
-    say "$(config_label "$c"): $(awk -F= '$1 == "tps" { print $2 " TPS" }' "$out/$c.summary")"
+    h3100_say "$(config_label "$c"): $(awk -F= '$1 == "tps" { print $2 " TPS" }' "$out/$c.summary")"
 done
 
 # sv CONFIG KEY: a value from a run's summary
@@ -136,6 +135,6 @@ if command -v "$gnuplot" >/dev/null 2>&1; then
     if "$gnuplot" "$out/tps.gp" 2>"$out/tps.gp.err"; then
         printf '(plot: %s/sql-compare-tps.png)\n' "$out"
     else
-        say "gnuplot failed: $(head -n 3 "$out/tps.gp.err")"
+        h3100_say "gnuplot failed: $(head -n 3 "$out/tps.gp.err")"
     fi
 fi

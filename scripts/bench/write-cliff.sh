@@ -66,13 +66,12 @@ grep -qx -- "$profile" < <("$sim" --profiles) ||
 [ -n "$outdir" ] || outdir=./write-cliff-$profile
 mkdir -p "$outdir" || h3100_die "cannot create $outdir"
 
-say() { printf '[write-cliff] %s\n' "$*" >&2; }
 tel=$outdir/telemetry.jsonl
 cmd=("$sim" --profile "$profile" --seed "$seed" --precondition seq
      --rw randwrite --bs 4k --iodepth 32 --numjobs 4 --runtime "$runtime"
      --interval "$interval" --telemetry "$tel")
-say "$(printf '%q ' "${cmd[@]}")"
-say "sequential fill first (no rows until it is done), then $runtime s of random writes"
+h3100_say "$(printf '%q ' "${cmd[@]}")"
+h3100_say "sequential fill first (no rows until it is done), then $runtime s of random writes"
 
 # Progress from the telemetry file's last row while the simulator runs.
 progress() {
@@ -80,7 +79,7 @@ progress() {
     row=$(tail -n1 "$tel" 2>/dev/null) || row=''
     case $row in
     '{"t": '*) ;;
-    *) say "sequential fill (host ${SECONDS}s)"; return 0 ;;
+    *) h3100_say "sequential fill (host ${SECONDS}s)"; return 0 ;;
     esac
     printf '%s\n' "$row" | LC_ALL=C awk -v rt="$runtime" -v host="$SECONDS" '
         function val(k,   s) { match($0, "\"" k "\": *[0-9.eE+-]+")
@@ -110,7 +109,7 @@ wait "$pid" || status=$?
 trap - INT TERM
 [ "$status" -eq 0 ] || h3100_die "h3100-sim failed (exit $status); see $outdir/sim.txt"
 host_s=$SECONDS
-say "simulation done in ${host_s}s of host time"
+h3100_say "simulation done in ${host_s}s of host time"
 
 # The figures, from the rows alone (so they can be recomputed from a file);
 # drive writes = host bytes written since the fill / the namespace.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Line and branch coverage of the device (hw/) and the model (models/)
-# inside QEMU, under the fuzz corpus and the device tests (issue 29).
+# inside QEMU, under the fuzz corpus and the device tests.
 #
 #   scripts/campaign/coverage.sh [options]
 #
@@ -46,24 +46,19 @@ cd "$H3100_PROJECT"
 build=${BUILD_DIR:-build}
 cov=$build/coverage
 out=${out:-$cov/report}
-say() { printf '[coverage] %s\n' "$*" >&2; }
 
 scripts/install-deps.sh --qemu >/dev/null
 if ! command -v gcovr >/dev/null; then
-    say "installing gcovr"
+    h3100_say "installing gcovr"
     h3100_as_root apt-get install -y -qq --no-install-recommends gcovr >/dev/null ||
         { h3100_as_root apt-get update -qq &&
           h3100_as_root apt-get install -y -qq --no-install-recommends gcovr >/dev/null; }
 fi
 
-if [ -f "$build/meson-private/coredata.dat" ]; then
-    meson setup --reconfigure "$build" -Ddevice=enabled >/dev/null
-else
-    meson setup "$build" -Ddevice=enabled >/dev/null
-fi
-say "building the test programs in $build"
+h3100_meson_setup "$build" -Ddevice=enabled
+h3100_say "building the test programs in $build"
 meson compile -C "$build" >/dev/null
-say "building QEMU with gcov on the device and the model in $cov"
+h3100_say "building QEMU with gcov on the device and the model in $cov"
 H3100_INSTRUMENT=coverage \
     scripts/build-qemu.sh "$cov" >/dev/null
 qemu=$(cd "$cov" && pwd)/qemu-system-x86_64
@@ -73,7 +68,7 @@ mcov=$cov/model
 if [ $model -eq 1 ]; then
     # built now, from the same sources as QEMU's: gcovr merges the two
     # only if their functions sit on the same lines
-    say "building the model and its tests with gcov in $mcov"
+    h3100_say "building the model and its tests with gcov in $mcov"
     [ -f "$mcov/build.ninja" ] ||
         meson setup "$mcov" -Db_coverage=true -Ddevice=disabled \
             -Dplugin=disabled >/dev/null
@@ -103,11 +98,11 @@ summary() {
 }
 
 find "$objs" -name '*.gcda' -delete
-say "replaying the corpus (tests/fuzz/corpus)"
+h3100_say "replaying the corpus (tests/fuzz/corpus)"
 H3100_CORPUS=tests/fuzz/corpus QTEST_QEMU_BINARY=$qemu \
     CK_DEFAULT_TIMEOUT=300 "$build/tests/device/test-fuzz-replay" \
     >"$out/replay.log" 2>&1 ||
-    say "the replay failed under the coverage build ($out/replay.log)"
+    h3100_say "the replay failed under the coverage build ($out/replay.log)"
 qemu_trace corpus
 summary corpus "" "$out/corpus.trace.json"
 
@@ -121,11 +116,11 @@ if [ $corpus_only -eq 0 ]; then
     n=0 total=$(wc -w <<<"$tests")
     for t in $tests; do
         n=$((n + 1))
-        say "[$n/$total] $t"
+        h3100_say "[$n/$total] $t"
         if ! QTEST_QEMU_BINARY=$qemu CK_DEFAULT_TIMEOUT=300 \
                 "$build/tests/device/test-$t" >"$out/$t.log" 2>&1; then
             failed+=("$t")
-            say "$t failed under the coverage build ($out/$t.log)"
+            h3100_say "$t failed under the coverage build ($out/$t.log)"
         fi
     done
 fi
@@ -133,12 +128,12 @@ qemu_trace device
 traces=("$out/device.trace.json")
 if [ $model -eq 1 ]; then
     find "$mcov" -name '*.gcda' -delete
-    say "the model's unit and CLI tests in $mcov"
+    h3100_say "the model's unit and CLI tests in $mcov"
     meson test -C "$mcov" --no-rebuild --suite unit --suite cli \
         --num-processes "$(nproc)" \
         >"$out/model-tests.log" 2>&1 || {
         failed+=("model tests")
-        say "the model's tests failed under the coverage build ($out/model-tests.log)"
+        h3100_say "the model's tests failed under the coverage build ($out/model-tests.log)"
     }
     gcovr --root "$H3100_PROJECT" --filter "$H3100_PROJECT/models/" \
         --exclude '.*\.h$' --json "$out/model.trace.json" "$mcov" \
@@ -188,7 +183,7 @@ print("goal corpus >= 70% of " + ", ".join(
     f"{n}: {pct(corpus[n]['line_covered'], corpus[n]['line_total']).strip()}"
     for n in io if n in corpus))
 PY
-say "HTML: $out/html/index.html"
+h3100_say "HTML: $out/html/index.html"
 if [ ${#failed[@]} -gt 0 ]; then
-    say "tests that failed under the coverage build: ${failed[*]}"
+    h3100_say "tests that failed under the coverage build: ${failed[*]}"
 fi

@@ -29,7 +29,8 @@
 # after the first pass).
 #
 #   --minutes M       both boots together (default 34; at least 4)
-#   --capacity C      0.8T (default), 1.6T, 3.2T or 6.4T
+#   --capacity C      an H3100 profile's, as h3100-sim --profiles names
+#                     them (h3100-0.8t: 0.8T, the default)
 #   --checkpoint S    state-interval of the drive, seconds (default 180)
 #   --seed N          fio's and the model's seed (default 1)
 #   --out DIR         where the results go (default build/soak)
@@ -64,22 +65,20 @@ if ! [[ $minutes =~ ^[0-9]+$ ]] || [ "$minutes" -lt 4 ]; then
 fi
 [[ $checkpoint =~ ^[1-9][0-9]*$ ]] || h3100_die "--checkpoint: seconds, e.g. 180"
 [[ $seed =~ ^[0-9]+$ ]] || h3100_die "--seed: a non-negative integer"
-case $capacity in 0.8T|1.6T|3.2T|6.4T) ;; *) h3100_die "--capacity: 0.8T, 1.6T, 3.2T or 6.4T" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
 [ -x "$sim" ] || h3100_die "no $sim (scripts/test.sh builds it)"
+h3100_check_capacity "$sim" "$capacity"
 
-say() { printf '[soak] %s\n' "$*" >&2; }
 profile=h3100-$(echo "$capacity" | tr 'T' 't')
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-user_bytes=$("$sim" --profile "$profile" --show-config |
-             awk '$1 == "user_bytes" { print $3 }')
+user_bytes=$(h3100_profile_value "$sim" "$profile" user_bytes)
 [ -n "$user_bytes" ] || h3100_die "no user_bytes for $profile"
 
 # --- the drive: preconditioned model state, sparse raw backend ------------
 pre=$out/precond-$profile-$seed.state
 if [ ! -s "$pre" ]; then
-    say "preconditioning the model of $profile (rand:1, about a minute)"
+    h3100_say "preconditioning the model of $profile (rand:1, about a minute)"
     "$sim" --profile "$profile" --seed "$seed" --precondition rand:1 \
         --rw randwrite --runtime 0.01 --save "$pre.tmp" --json >"$out/precond.json"
     mv "$pre.tmp" "$pre"
@@ -171,7 +170,7 @@ soak_start=$(date +%s)
 for boot in 1 2; do
     guest_script "$boot" "$half" >"$out/guest$boot.sh"
     rm -f "$out/qemu$boot.pid"
-    say "boot $boot of 2: $((half / 60)) min, -device dapustor-h3100,$devopts"
+    h3100_say "boot $boot of 2: $((half / 60)) min, -device dapustor-h3100,$devopts"
     rss_sampler "$boot" "$out/qemu$boot.pid" &
     sampler=$!
     rc=0
@@ -183,7 +182,7 @@ for boot in 1 2; do
         -trace h3100_pstate_checkpoint \
         >"$out/boot$boot.out" 2>"$out/boot$boot.err" || rc=$?
     wait "$sampler" 2>/dev/null || true
-    [ "$rc" = 0 ] || say "boot $boot: guest-run exit $rc (see $out/boot$boot.err)"
+    [ "$rc" = 0 ] || h3100_say "boot $boot: guest-run exit $rc (see $out/boot$boot.err)"
 done
 
 # --- summary ---------------------------------------------------------------------
@@ -246,10 +245,10 @@ GP
         if [ -s "$out/telemetry-$b.jsonl" ]; then
             "$H3100_PROJECT/scripts/bench/h3100-plot.sh" "$out/telemetry-$b.jsonl" \
                 -o "$out" --prefix "boot$b" --title "soak boot $b" >/dev/null ||
-                say "no plots of telemetry-$b.jsonl"
+                h3100_say "no plots of telemetry-$b.jsonl"
         fi
     done
-    say "plots: $out/rss.png, $out/boot{1,2}-*.png"
+    h3100_say "plots: $out/rss.png, $out/boot{1,2}-*.png"
 fi
 grep -q 'I/O errors 0, verify errors 0' "$out/summary.txt" &&
     grep -q '^verify after the restart: I/O errors 0, verify errors 0' "$out/summary.txt" &&

@@ -54,8 +54,7 @@ for f in "$SDBOOT" "$GPTMBR" /usr/bin/mcopy /usr/bin/syslinux /sbin/sgdisk /sbin
     [ -e "$f" ] || h3100_die "missing $f (scripts/install-deps.sh installs: ${H3100_PKGS_BOOT[*]})"
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-boot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir boot
 
 # --- the ESP, as a file of its own -------------------------------------------
 esp=$tmp/esp.img

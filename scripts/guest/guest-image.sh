@@ -42,7 +42,7 @@ GUEST_BINS=(/bin/busybox /usr/sbin/nvme /usr/bin/lspci)
 GUEST_DATA=(/usr/share/misc/pci.ids)
 KERNEL_META=${H3100_GUEST_KERNEL:-linux-image-cloud-amd64}
 
-# --- recipe additions for the guest tests (tests/guest/, issue 4 item 2) ----
+# --- recipe additions for the guest tests (tests/guest/) ---------------------
 # fio (libaio + io_uring engines built in), e2fsprogs (mke2fs/mkfs.ext4,
 # e2fsck), xfsprogs (mkfs.xfs, xfs_repair).  XFS is a module in Debian's cloud
 # kernel (ext4 is built in): GUEST_KMODS are paths inside the kernel package's
@@ -95,7 +95,7 @@ kmod_add() {
     case " ${KMOD_ORDER[*]} " in *" $2 "*) return 0 ;; esac
     f=$(kmod_path "$kdir" "$2")
     if [ -z "$f" ]; then
-        say "      module $2: built in"
+        h3100_say "      module $2: built in"
         return 0
     fi
     for dep in $(kmod_depends "$f" | tr , ' '); do kmod_add "$kdir" "$dep"; done
@@ -123,8 +123,8 @@ GUEST_DEB_TOOLS=(mdadm:/sbin/mdadm)
 GUEST_DEB_DATA=()
 # --- end of the guest tests' additions ---------------------------------------
 
-# --- recipe additions for the SQL workload (scripts/bench/sql-bench.sh, issue 4
-# item 3): used ONLY by the 'sql' flavour (`--flavour sql`, cached apart in
+# --- recipe additions for the SQL workload (scripts/bench/sql-bench.sh) -------
+# Used ONLY by the 'sql' flavour (`--flavour sql`, cached apart in
 # $H3100_CACHE/guest-sql/), so the default image stays small.  MariaDB's
 # server, client and the files its bootstrap needs (English errmsg.sys,
 # charsets, the system-table SQL; no help tables, no sys schema), and
@@ -173,7 +173,6 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-say() { printf '[guest-image] %s\n' "$*" >&2; }
 case $flavour in
 default) ;;
 sql) GUEST_DIR=$H3100_CACHE/guest-sql; sql_flavour ;;
@@ -250,7 +249,7 @@ ensure_host_pkgs() {
         [ "${HOST_PKG_STATUS[$p]:-}" = installed ] || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
-        say "installing on the host: ${missing[*]}"
+        h3100_say "installing on the host: ${missing[*]}"
         h3100_as_root env DEBIAN_FRONTEND=noninteractive \
             apt-get install -y --no-install-recommends "${missing[@]}" >&2
         read_host_pkgs
@@ -291,7 +290,7 @@ stage_debs() {
                  --no-conflicts --no-breaks --no-replaces --no-enhances "$@" |
              grep -E '^[a-z0-9][a-z0-9.+-]*$' | sort -u)
     mkdir -p "$stage/../debs" "$stage"
-    say "      unpacking ${#need[@]} packages: ${need[*]}"
+    h3100_say "      unpacking ${#need[@]} packages: ${need[*]}"
     (cd "$stage/../debs" && apt-get "${sandbox[@]}" download "${need[@]}" >&2) ||
         h3100_die "apt-get download ${need[*]} failed"
     for deb in "$stage"/../debs/*.deb; do
@@ -419,7 +418,7 @@ fetch_kernel() {
             missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
-        say "[1/4] downloading ${missing[*]}"
+        h3100_say "[1/4] downloading ${missing[*]}"
         # as root, apt's _apt user cannot write into our private dir
         [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)
         mkdir -p "$work/dl"
@@ -428,9 +427,9 @@ fetch_kernel() {
         rm -f "$GUEST_DIR"/debs/*.deb
         mv "$work"/dl/*.deb "$GUEST_DIR/debs/"
     else
-        say "[1/4] using the kernel packages in $GUEST_DIR/debs"
+        h3100_say "[1/4] using the kernel packages in $GUEST_DIR/debs"
     fi
-    say "[2/4] unpacking the kernel ($(du -ch "$GUEST_DIR"/debs/*.deb | tail -1 | cut -f1))"
+    h3100_say "[2/4] unpacking the kernel ($(du -ch "$GUEST_DIR"/debs/*.deb | tail -1 | cut -f1))"
     for deb in "$GUEST_DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$work/k"; done
     # /boot/vmlinuz-VER, or (linux-binary-) /usr/lib/modules/VER/vmlinuz
     for p in "$work"/k/boot/vmlinuz-* "$work"/k/usr/lib/modules/*/vmlinuz; do
@@ -447,7 +446,7 @@ build() {
     root=$work/root
     fetch_kernel "$work"
 
-    say "[3/4] assembling the initramfs: ${GUEST_BINS[*]}"
+    h3100_say "[3/4] assembling the initramfs: ${GUEST_BINS[*]}"
     mkdir -p "$root"/usr/bin "$root"/usr/sbin "$root"/usr/lib "$root"/usr/lib64
     for p in bin sbin lib lib64; do ln -s "usr/$p" "$root/$p"; done
     mkdir -p "$root"/{proc,sys,dev,tmp,run,root,etc,guest,mnt}
@@ -461,7 +460,7 @@ build() {
     copy_deb_tools "$root" "$work"
     write_init "$root"
 
-    say "[4/4] packing (cpio + gzip)"
+    h3100_say "[4/4] packing (cpio + gzip)"
     (cd "$root" && find . -mindepth 1 | LC_ALL=C sort |
         cpio -o -H newc --quiet -R 0:0) | gzip -6 >"$work/initramfs.cpio.gz"
 
@@ -470,7 +469,7 @@ build() {
     printf '%s' "$rec" >"$GUEST_DIR/recipe"
     rm -rf "$work"
     trap - EXIT
-    say "done: kernel $(du -h "$GUEST_DIR/vmlinuz" | cut -f1)," \
+    h3100_say "done: kernel $(du -h "$GUEST_DIR/vmlinuz" | cut -f1)," \
         "initramfs $(du -h "$GUEST_DIR/initramfs.cpio.gz" | cut -f1)"
 }
 
@@ -488,13 +487,13 @@ fi
 rec=$(recipe)
 if [ "$force" = 0 ] && [ -f "$GUEST_DIR/recipe" ] && [ -f "$GUEST_DIR/vmlinuz" ] &&
    [ -f "$GUEST_DIR/initramfs.cpio.gz" ] && [ "$(cat "$GUEST_DIR/recipe")" = "$rec" ]; then
-    [ "$check" = 1 ] || say "cached image is current ($GUEST_DIR)"
+    [ "$check" = 1 ] || h3100_say "cached image is current ($GUEST_DIR)"
     [ "$check" = 1 ] || printf '%s\n' "$GUEST_DIR"
     exit 0
 fi
 [ "$check" = 0 ] || exit 1
-say "building the guest image in $GUEST_DIR"
+h3100_say "building the guest image in $GUEST_DIR"
 start=$SECONDS
 build "$rec"
-say "built in $((SECONDS - start)) s"
+h3100_say "built in $((SECONDS - start)) s"
 printf '%s\n' "$GUEST_DIR"

@@ -25,7 +25,6 @@ bullseye|trixie|sid) suite=$1 ;;
 '') h3100_die "which release's nvme-cli? bullseye, trixie or sid (try --help)" ;;
 *) h3100_die "unknown suite: $1 (bullseye, trixie or sid; try --help)" ;;
 esac
-say() { printf '[guest-nvme-cli] %s\n' "$*" >&2; }
 
 top=$H3100_CACHE/nvme-cli-$suite
 run=$top/run
@@ -45,7 +44,7 @@ mapfile -t libs < <(apt_cache "${PAPT_OPTS[@]}" depends nvme-cli |
 mapfile -t pkgs < <(papt_closure "${libs[@]}" | grep -E '^(lib|zlib)')
 rm -rf "$top/debs" "$top/root" "$run"
 mkdir -p "$top/root" "$run"
-say "downloading nvme-cli $want from $suite and ${#pkgs[@]} library packages"
+h3100_say "downloading nvme-cli $want from $suite and ${#pkgs[@]} library packages"
 papt_download "$top/debs" nvme-cli "${pkgs[@]}"
 for deb in "$top"/debs/*.deb; do
     dpkg-deb -x "$deb" "$top/root"
@@ -75,5 +74,5 @@ v=$("$run/ld-linux-x86-64.so.2" --library-path "$run" "$run/nvme" version) ||
     h3100_die "$suite's nvme does not run from $run"
 rm -rf "$top/root" "$top/debs"
 echo "$want" >"$run/.complete"
-say "${v%%$'\n'*} in $run"
+h3100_say "${v%%$'\n'*} in $run"
 echo "$run"

@@ -170,17 +170,16 @@ case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
 case $firmware in seabios|ovmf) ;; *) h3100_die "--firmware: seabios or ovmf" ;; esac
 [ "$use_disk" = 0 ] || [ -n "$disk" ] || h3100_die "--disk FILE or --no-disk"
 
-say() { printf '[guest-run] %s\n' "$*" >&2; }
 
 gdir=$("$H3100_PROJECT/scripts/guest/guest-image.sh" --flavour "$flavour" \
        ${kernel_ver:+--kernel "$kernel_ver"} 2> >(grep -v 'cached image is current' >&2))
 kernel=$gdir/vmlinuz
 initrd=$gdir/initramfs.cpio.gz
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-guest.XXXXXX")
+h3100_tmpdir guest
 qpid=''
 # shellcheck disable=SC2317  # called by the trap
-cleanup() {
+h3100_on_exit() {
     local p
     if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
         kill "$qpid" 2>/dev/null || true
@@ -193,9 +192,7 @@ cleanup() {
             kill "$(cat "$p")" 2>/dev/null || true
         fi
     done
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # common QEMU arguments (no accelerator)
@@ -220,14 +217,14 @@ kvm_works() {
         [ "$(sed -n 2p "$cache")" = yes ]
         return
     fi
-    say "probing KVM (10 s at most)"
+    h3100_say "probing KVM (10 s at most)"
     out=$(timeout -k 2 10 "$qemu" "${base_args[@]}" -accel kvm -kernel "$kernel" -initrd "$initrd" \
         -serial null -serial stdio \
         -append "console=ttyS0 panic=-1 h3100.wait=0" </dev/null 2>&1 || true)
     local ok=no
     case $out in *'===H3100-GUEST-END'*) ok=yes ;; esac
     printf '%s\n%s\n' "$key" "$ok" >"$cache"
-    say "KVM $([ $ok = yes ] && echo works || echo 'does not boot a guest here; using TCG')"
+    h3100_say "KVM $([ $ok = yes ] && echo works || echo 'does not boot a guest here; using TCG')"
     [ $ok = yes ]
 }
 
@@ -343,7 +340,7 @@ stall_watch() {
 qmp_steps_run() {
     python3 "$H3100_PROJECT/scripts/lib/qmp-steps.py" "$tmp/qmp.sock" "$gout" \
         "$tmp/acted" "$tmp/qmp.out" "${qmp_steps[@]}" 2>"$tmp/qmp.err"
-    say "QMP steps: $(tail -n 1 "$tmp/qmp.err" 2>/dev/null)"
+    h3100_say "QMP steps: $(tail -n 1 "$tmp/qmp.err" 2>/dev/null)"
 }
 
 # the --migrate-on steps: the VM moves to new QEMUs as the guest prints
@@ -355,7 +352,7 @@ migrate_steps_run() {
     done >"$tmp/argv"
     python3 "$H3100_PROJECT/scripts/lib/migrate-on.py" "$tmp" "$tmp/argv" \
         "$gout" "$tmo" "$tmp/mig.out" "${mig_steps[@]}" 2>"$tmp/mig.err"
-    say "migrations: $(tail -n 1 "$tmp/mig.err" 2>/dev/null)"
+    h3100_say "migrations: $(tail -n 1 "$tmp/mig.err" 2>/dev/null)"
 }
 
 boot() {
@@ -364,7 +361,7 @@ boot() {
     : >"$gout"
     # a snapshot's script began in the run that took it
     [ -z "$loadvm" ] || echo '===H3100-GUEST-BEGIN===' >"$gout"
-    say "booting ($accel$([ "$icount" = 1 ] && echo ', icount')${loadvm:+, from snapshot $loadvm}, timeout ${tmo}s)"
+    h3100_say "booting ($accel$([ "$icount" = 1 ] && echo ', icount')${loadvm:+, from snapshot $loadvm}, timeout ${tmo}s)"
     start=$SECONDS
     timeout -k 5 "$tmo" "$qemu" "${base_args[@]}" "${accel_args[@]}" \
         "${serial_args[@]}" "${load_args[@]}" \
@@ -399,7 +396,7 @@ boot() {
         if [ -s "$tmp/last.rc" ]; then
             rc=$(cat "$tmp/last.rc")
         else
-            say "a migration failed: $(tail -n 3 "$tmp/mig.err" 2>/dev/null)"
+            h3100_say "a migration failed: $(tail -n 3 "$tmp/mig.err" 2>/dev/null)"
             for f in "$tmp"/qemu-*.err; do
                 [ -s "$f" ] && sed 's/^/  | /' "$f" >&2
             done
@@ -422,9 +419,9 @@ if [ ! -e "$tmp/killed" ] && [ ! -e "$tmp/acted" ] &&
    { [ -e "$tmp/stalled" ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; } &&
    ! script_began; then
     if [ -e "$tmp/stalled" ]; then
-        say "the guest's kernel reported an RCU stall before the script began (${elapsed} s); booting again"
+        h3100_say "the guest's kernel reported an RCU stall before the script began (${elapsed} s); booting again"
     else
-        say "the guest hung before the script began (${elapsed} s); booting again"
+        h3100_say "the guest hung before the script began (${elapsed} s); booting again"
     fi
     tr -d '\r' <"$log" |
         awk '/rcu: |NMI backtrace|nvme nvme0|h3100-guest/ && n++ < 8 { print "  | " $0 }' >&2
@@ -442,7 +439,7 @@ guest_output_until() {
         'd { next } f && $0 == k { d = 1; next } f { print } $0 == "===H3100-GUEST-BEGIN===" { f = 1 }'
 }
 if [ -e "$tmp/killed" ]; then
-    say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
+    h3100_say "QEMU killed (SIGKILL) when the guest printed '$kill_on'"
     guest_output_until "$kill_on"
     exit 0
 fi
@@ -450,32 +447,32 @@ end=$(tr -d '\r' <"$gout" | awk '!d && /^===H3100-GUEST-END rc=/ { print; d = 1 
 # a QMP action (a power cut of the machine with -no-reboot) ended QEMU
 if [ -z "$end" ] && [ -e "$tmp/acted" ] && [ "$rc" = 0 ]; then
     acted=$(cat "$tmp/acted")
-    say "QEMU exited after the QMP command at '$acted'"
+    h3100_say "QEMU exited after the QMP command at '$acted'"
     guest_output_until "$acted"
     exit 0
 fi
 if [ -z "$end" ]; then
     if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-        say "time-out after ${tmo}s; console log:"
+        h3100_say "time-out after ${tmo}s; console log:"
         rc=124
     else
-        say "QEMU exited ($rc) before the guest script finished; console log:"
+        h3100_say "QEMU exited ($rc) before the guest script finished; console log:"
         rc=125
     fi
     tr -d '\r' <"$log" | sed 's/^/  | /' >&2
-    say "QEMU's messages:"
+    h3100_say "QEMU's messages:"
     sed 's/^/  | /' "$tmp/qemu.err" >&2
-    say "the script's output so far:"
+    h3100_say "the script's output so far:"
     tr -d '\r' <"$gout" | sed 's/^/  > /' >&2
     exit "$rc"
 fi
 if [ -s "$tmp/qemu.err" ]; then
-    say "QEMU's messages:"
+    h3100_say "QEMU's messages:"
     sed 's/^/  | /' "$tmp/qemu.err" >&2
 fi
 tr -d '\r' <"$gout" | sed -n '/^===H3100-GUEST-BEGIN===$/,/^===H3100-GUEST-END rc=/p' |
     sed '1d;$d'
 grc=${end#===H3100-GUEST-END rc=}
 grc=${grc%%=*}
-say "guest finished in ${elapsed}s (script exit $grc)"
+h3100_say "guest finished in ${elapsed}s (script exit $grc)"
 exit "$grc"

@@ -64,8 +64,7 @@ fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 [ "$keep" = 1 ] || trap 'rm -rf "$out"' EXIT
-t0=$SECONDS
-say() { printf '[install-debian %4ds] %s\n' $((SECONDS - t0)) "$*" >&2; }
+H3100_SAY_T0=$SECONDS   # h3100_say: seconds since now
 
 # --- 1. the system, as a tar archive -------------------------------------------
 PKGS=systemd-sysv,udev,kmod,linux-image-cloud-amd64,initramfs-tools,systemd-boot-efi,util-linux,e2fsprogs,dosfstools,nvme-cli,procps
@@ -125,9 +124,9 @@ cache=$H3100_CACHE/debian
 tarball=$cache/$suite-$recipe_id.tar
 mkdir -p "$cache"
 if [ -f "$tarball" ]; then
-    say "[1/3] using the cached system $(basename "$tarball") ($(du -h "$tarball" | cut -f1))"
+    h3100_say "[1/3] using the cached system $(basename "$tarball") ($(du -h "$tarball" | cut -f1))"
 else
-    say "[1/3] debootstrap $suite (minbase + $PKGS) from $mirror"
+    h3100_say "[1/3] debootstrap $suite (minbase + $PKGS) from $mirror"
     tree=$cache/tree.$$
     rm -rf "$tree"
     debootstrap --variant=minbase --include="$PKGS" "$suite" "$tree" "$mirror" \
@@ -139,7 +138,7 @@ else
     tar -C "$tree" --numeric-owner -cpf "$tarball.part" .
     mv "$tarball.part" "$tarball"
     rm -rf "$tree"
-    say "      system archive $(du -h "$tarball" | cut -f1)"
+    h3100_say "      system archive $(du -h "$tarball" | cut -f1)"
 fi
 
 # --- 2. the installer ------------------------------------------------------------
@@ -200,7 +199,7 @@ echo "installed: root PARTUUID=$puuid, $(basename "$k"), $(basename "$r")"
 echo "@installed"
 EOF
 
-say "[2/3] installing from the medium ($(du -h "$tarball" | cut -f1)) onto the H3100 ($size) inside the test guest"
+h3100_say "[2/3] installing from the medium ($(du -h "$tarball" | cut -f1)) onto the H3100 ($size) inside the test guest"
 "$H3100_PROJECT/scripts/guest/guest-run.sh" --qemu "$qemu" --disk "$disk" --mem 2048 \
     --device-opts "model-params=user_bytes=$dsz,state=$state" --timeout "$tmo" \
     "$out/install.sh" -- \
@@ -211,7 +210,7 @@ sed 's/^/      /' "$out/install.out" >&2
 grep -qx '@installed' "$out/install.out" || { cat "$out/install.err" >&2; h3100_die "the installation failed"; }
 
 # --- 3. boot it through UEFI, reboot, power off --------------------------------------
-say "[3/3] booting the installed system through OVMF (reboot, then power off)"
+h3100_say "[3/3] booting the installed system through OVMF (reboot, then power off)"
 cp /usr/share/OVMF/OVMF_VARS_4M.fd "$out/ovmf-vars.fd"
 : >"$out/report.txt"
 tb=$SECONDS
@@ -248,5 +247,5 @@ n=$(grep -c h3100_ctrl_shutdown "$out/trace.log" 2>/dev/null || echo 0)
 [ "$n" -ge 2 ]; check $? "the controller got its shutdown notification at the reboot and the power-off ($n)"
 flags=$(od -An -tu4 -j108 -N4 "$state" | tr -d ' ')
 [ "$flags" = 0 ]; check $? "the drive's state file is clean after the power-off"
-say "done in $((SECONDS - t0)) s ($([ "$keep" = 1 ] && echo "kept in $out" || echo "removed"))"
+h3100_say "done in $((SECONDS - H3100_SAY_T0)) s ($([ "$keep" = 1 ] && echo "kept in $out" || echo "removed"))"
 [ "$fails" = 0 ]

@@ -16,8 +16,10 @@ case $mode in
 asan)
     # -fno-sanitize-recover: a UBSan report stops QEMU like an ASan one,
     # so a replay cannot pass over it
+    # shellcheck disable=SC2054  # the commas separate -fsanitize's values
     flags=(-fsanitize=address,undefined -fno-sanitize-recover=undefined
            -fno-omit-frame-pointer)
+    # shellcheck disable=SC2054  # the same
     link=(-fsanitize=address,undefined) ;;
 coverage)
     # -O0: lines count as written, not as the optimiser merged them

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Shared helpers for scripts/install-deps.sh and scripts/build-qemu.sh.
+# The helpers the scripts share: package lists, messages, option checks,
+# temporary directories, meson setup, the QEMU tree overlay.
 # Source it; do not execute it.
 # shellcheck disable=SC2034  # variables are used by the sourcing scripts
 
@@ -34,6 +35,97 @@ H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
 h3100_log()  { printf '[h3100] %s\n' "$*"; }
 h3100_warn() { printf '[h3100] warning: %s\n' "$*" >&2; }
 h3100_die()  { printf '[h3100] error: %s\n' "$*" >&2; exit 1; }
+
+# The sourcing script's name, without .sh: the tag of its progress lines.
+H3100_SCRIPT=$(basename "$0" .sh)
+
+# h3100_say MESSAGE...: one progress line on stderr, "[SCRIPT] MESSAGE";
+# "[SCRIPT Ns] MESSAGE" (seconds since then) once H3100_SAY_T0 is set
+# (to $SECONDS at the start).
+h3100_say() {
+    if [ -n "${H3100_SAY_T0:-}" ]; then
+        printf '[%s %4ds] %s\n' "$H3100_SCRIPT" $((SECONDS - H3100_SAY_T0)) "$*" >&2
+    else
+        printf '[%s] %s\n' "$H3100_SCRIPT" "$*" >&2
+    fi
+}
+
+# h3100_tmpdir NAME: the script's scratch directory, in tmp: make
+# $TMPDIR/h3100-NAME.XXXXXX (/tmp without TMPDIR) and remove it when the
+# script exits, after calling the script's h3100_on_exit if it defines
+# one (to stop what it started); H3100_KEEP_TMP=1 keeps it.  Call it in
+# the script itself, not in $(...): it sets tmp and the EXIT trap.
+H3100_TMPDIRS=()
+h3100_tmpdir() {
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-$1.XXXXXX") ||
+        h3100_die "cannot make a temporary directory in ${TMPDIR:-/tmp}"
+    H3100_TMPDIRS+=("$tmp")
+    trap h3100_exit_cleanup EXIT
+}
+# shellcheck disable=SC2317  # called by the trap
+h3100_exit_cleanup() {
+    if declare -F h3100_on_exit >/dev/null; then
+        h3100_on_exit || true
+    fi
+    [ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "${H3100_TMPDIRS[@]}"
+}
+
+# h3100_meson_setup DIR ARGS...: configure the meson build DIR with ARGS
+# (a new one, or --reconfigure an existing one); meson's output goes away.
+h3100_meson_setup() {
+    local dir=$1
+    shift
+    if [ -f "$dir/meson-private/coredata.dat" ]; then
+        meson setup --reconfigure "$dir" "$@" >/dev/null
+    else
+        meson setup "$dir" "$@" >/dev/null
+    fi
+}
+
+# --- drive profiles: h3100-sim --profiles is the one list ------------------
+# h3100_capacities SIM [MODEL]: MODEL's capacities (default h3100) as
+# --capacity takes them, one a line: h3100-0.8t gives 0.8T
+h3100_capacities() {
+    "$1" --profiles | sed -n "s/^${2:-h3100}-\(.*\)t\$/\1T/p"
+}
+
+# h3100_check_capacity SIM CAPACITY: true if CAPACITY is one of the
+# H3100's, else one error line naming them and exit 1
+h3100_check_capacity() {
+    local caps last
+    caps=$(h3100_capacities "$1") || caps=''
+    [ -n "$caps" ] || h3100_die "no drive profiles from $1 --profiles (scripts/test.sh builds it)"
+    grep -qxF -- "$2" <<<"$caps" && return 0
+    last=$(tail -n 1 <<<"$caps")
+    h3100_die "--capacity: $(head -n -1 <<<"$caps" | paste -sd, - | sed 's/,/, /g') or $last"
+}
+
+# h3100_profile_value SIM PROFILE KEY: one drive parameter of PROFILE
+# (h3100-sim --show-config), e.g. user_bytes
+h3100_profile_value() {
+    "$1" --profile "$2" --show-config | awk -v k="$3" '$1 == k { print $3 }'
+}
+
+# h3100_nand SIM PROFILE: PROFILE's NAND (channels, dies, planes, blocks,
+# pages, page and cell size) as one line of numbers
+h3100_nand() {
+    "$1" --profile "$2" --show-config |
+        awk '$1 ~ /^(channels|dies_per_channel|planes_per_die|blocks_per_plane|pages_per_block|page_bytes|bits_per_cell)$/ { printf "%s ", $3 }'
+}
+
+# h3100_same_nand SIM PROFILE MODEL: MODEL's profile built of the same
+# NAND as PROFILE, e.g. h3100-0.8t h3200 gives h3200-0.96t
+h3100_same_nand() {
+    local want p
+    want=$(h3100_nand "$1" "$2")
+    for p in $("$1" --profiles | grep "^$3-"); do
+        if [ "$(h3100_nand "$1" "$p")" = "$want" ]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
 
 h3100_as_root() {
     if [ "$(id -u)" -eq 0 ]; then

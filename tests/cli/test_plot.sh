@@ -4,16 +4,15 @@
 # drop their plot; bad input gives one clear error and exit 1.
 # Skipped (77) when gnuplot is not installed.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 sim=$1
 plot=$2
 command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot not installed: skip"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+h3100_tmpdir plot
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
-ok()   { pass=$((pass + 1)); echo "ok - $1"; }
-bad()  { fail=$((fail + 1)); echo "not ok - $1"; }
 
 # check_pngs DIR NAME...: each DIR/NAME.png a PNG of 1100 x 600 over 10 KB
 # with more than a few colours' worth of content, and nothing else there
@@ -106,5 +105,4 @@ expect_error "no file" "$plot" -o "$tmp/bad"
 expect_error "unknown option" "$plot" "$tmp/tel" --colour -o "$tmp/bad"
 expect_error "no gnuplot" env H3100_GNUPLOT="$tmp/no-gnuplot" "$plot" "$tmp/tel" -o "$tmp/bad"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary

@@ -3,14 +3,13 @@
 # 1; runs print what they promise; the same seed gives the same figures;
 # saved state round-trips; the 0.8 TB datasheet is within 5%.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 sim=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+h3100_tmpdir sim
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
-ok()   { pass=$((pass + 1)); echo "ok - $1"; }
-bad()  { fail=$((fail + 1)); echo "not ok - $1"; }
 
 # expect_error ARGS...: exit 1, exactly one line on stderr, nothing on stdout
 expect_error() {
@@ -235,5 +234,4 @@ else
     bad "datasheet h3100-0.8t"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tap_summary

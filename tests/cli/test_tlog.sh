@@ -5,13 +5,12 @@
 #
 #   tests/cli/test_tlog.sh H3100-TLOG
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 tlog=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-tlog.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
+h3100_tmpdir tlog
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 # page LID DIES: 4096 bytes for one die and one channel; host 3 GB and
 # NAND 7.5 GB written, 2 s of model time, die 0 busy 1 s, one reclaim
@@ -56,5 +55,4 @@ head -c 1000 "$tmp/good" >"$tmp/short"; refused "a truncated page" "$tmp/short"
 page 02 1 >"$tmp/lid"; refused "another log page" "$tmp/lid"
 page 07 100 >"$tmp/dies"; refused "a snapshot whose dies do not fit" "$tmp/dies"
 : >"$tmp/empty"; refused "an empty file" "$tmp/empty"
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_summary

@@ -5,13 +5,12 @@
 #
 #   tests/cli/test_vlog.sh H3100-VLOG
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 vlog=$1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-vlog.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
+h3100_tmpdir vlog
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 # page VERSION: 512 bytes; version, size 512, host bytes 3 GB at 8,
 # NAND bytes 7.5 GB at 16, WAF 2500 at 24, free superblocks 9 of 40
@@ -48,5 +47,4 @@ grep -qx 'now_ns=1500000000' <<<"$kv"; check $? "--fields: now_ns, the last fiel
 "$vlog" "$tmp/short" >/dev/null 2>"$tmp/e"; r=$?
 [ "$r" = 1 ] && [ "$(wc -l <"$tmp/e")" = 1 ]; check $? "a short page refused with one line (exit $r)"
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_summary

@@ -4,11 +4,12 @@
 # plots all written, the cliff found where IOPS fall.  Skipped (77) when
 # gnuplot is not installed.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 sim=$1
 script=$2
 command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot not installed: skip"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+h3100_tmpdir cliff
 
 if ! "$script" --sim "$sim" --profile h3100-0.8t --runtime 300 --interval 2 \
         --every 5 -o "$tmp/wc" >"$tmp/out" 2>"$tmp/err"; then

@@ -595,152 +595,146 @@ START_TEST(test_lba_range_nsid_mdts)
 }
 END_TEST
 
-START_TEST(test_invalid_opcode)
+/*
+ * Commands the device must refuse: each row's command on the I/O queue of
+ * namespace 1, and the status it must complete with.  A data pointer is
+ * the buffer's address plus an offset (BUF), guest memory that does not
+ * exist (UNMAPPED), or a PRP list of three pages of the buffer whose
+ * second entry is 8 bytes into its page (BAD_LIST).  With sgl, the
+ * command is PSDT = SGL and DPTR one descriptor of the buffer.
+ */
+typedef enum BadPtr { NO_PTR, BUF, UNMAPPED, BAD_LIST } BadPtr;
+
+typedef struct BadCmd {
+    const char *what;
+    uint8_t opc;
+    uint8_t flags;                    /* FUSE 1:0, PSDT 7:6 */
+    BadPtr prp1, prp2;
+    uint64_t prp1_off, prp2_off;      /* with BUF */
+    uint32_t cdw10, cdw12;
+    bool sgl;
+    uint8_t sgl_type;
+    uint32_t sgl_len;
+    uint16_t status;
+} BadCmd;
+
+static uint64_t bad_ptr(Dev *d, uint64_t buf, BadPtr p, uint64_t off)
+{
+    uint64_t list;
+    uint64_t e[3] = { buf + 4096, buf + 8192 + 8, buf + 12288 };
+
+    switch (p) {
+    case BUF:
+        return buf + off;
+    case UNMAPPED:
+        return 1ull << 50;
+    case BAD_LIST:
+        list = nh_alloc(d->h, 4096, 4096);
+        qt_memwrite(d->qt, list, e, sizeof(e));
+        return list;
+    default:
+        return 0;
+    }
+}
+
+/* Every row of @rows, in order, on one device; then I/O still works. */
+static void run_bad_cmds(const BadCmd *rows, size_t n)
 {
     Dev *d = dev_open();
-    NvmeHost *h = d->h;
-    NvmeSqe sqe;
-    NvmeCqe cqe;
+    uint64_t buf = nh_alloc(d->h, 256 * 1024, 4096);
+    size_t i;
 
-    /* opcodes the NVM command set does not have */
-    nh_sqe_init(&sqe, 0x7f, 1);
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 7Fh");
-    nh_sqe_init(&sqe, 0x0d, 1);       /* reservation register */
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 0Dh");
-    nh_sqe_init(&sqe, 0x81, 1);       /* vendor specific */
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "I/O opcode 81h");
-    nh_sqe_init(&sqe, NVME_ADM_IDENTIFY, 1);  /* admin-only opcode */
-    sqe.cdw10 = 1;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_OPCODE, "Identify on an "
-              "I/O queue");
+    for (i = 0; i < n; i++) {
+        const BadCmd *r = &rows[i];
+        NvmeSqe sqe;
+        NvmeCqe cqe;
 
-    /* after all this, I/O still works */
+        nh_sqe_init(&sqe, r->opc, 1);
+        sqe.flags = r->flags;
+        sqe.cdw10 = r->cdw10;
+        sqe.cdw12 = r->cdw12;
+        if (r->sgl) {
+            NvmeSglDesc sgl = { .addr = buf, .len = r->sgl_len,
+                                .type = r->sgl_type };
+
+            memcpy(&sqe.prp1, &sgl, 16);
+        } else {
+            sqe.prp1 = bad_ptr(d, buf, r->prp1, r->prp1_off);
+            sqe.prp2 = bad_ptr(d, buf, r->prp2, r->prp2_off);
+        }
+        cqe = nh_cmd(d->h, d->q, &sqe);
+        ck_status(nh_status(&cqe), r->status, "row %zu, %s", i, r->what);
+    }
     write_read_check(d, 7, 4096, 16);
     dev_close(d);
 }
+
+/* opcodes the NVM command set does not have */
+static const BadCmd bad_opcodes[] = {
+    { "I/O opcode 7Fh", .opc = 0x7f, .status = NVME_SC_INVALID_OPCODE },
+    { "I/O opcode 0Dh (reservation register)", .opc = 0x0d,
+      .status = NVME_SC_INVALID_OPCODE },
+    { "I/O opcode 81h (vendor specific)", .opc = 0x81,
+      .status = NVME_SC_INVALID_OPCODE },
+    { "Identify on an I/O queue", .opc = NVME_ADM_IDENTIFY, .cdw10 = 1,
+      .status = NVME_SC_INVALID_OPCODE },
+};
+
+START_TEST(test_invalid_opcode)
+{
+    run_bad_cmds(bad_opcodes, G_N_ELEMENTS(bad_opcodes));
+}
 END_TEST
+
+static const BadCmd bad_prp_offsets[] = {
+    { "PRP1 at +2 (not dword aligned)", .opc = NVME_CMD_READ,
+      .prp1 = BUF, .prp1_off = 2, .status = NVME_SC_PRP_OFFSET_INVALID },
+    { "PRP2 entry with an offset", .opc = NVME_CMD_READ, .prp1 = BUF,
+      .prp2 = BUF, .prp2_off = 4096 + 512, .cdw12 = 15,
+      .status = NVME_SC_PRP_OFFSET_INVALID },
+    { "PRP list entry with an offset", .opc = NVME_CMD_READ, .prp1 = BUF,
+      .prp2 = BAD_LIST, .cdw12 = 31, .status = NVME_SC_PRP_OFFSET_INVALID },
+};
 
 START_TEST(test_prp_offset_invalid)
 {
-    Dev *d = dev_open();
-    NvmeHost *h = d->h;
-    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
-    NvmeSqe sqe;
-    NvmeCqe cqe;
-
-    /* PRP1 not dword aligned */
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.prp1 = buf + 2;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP1 at +2");
-    /* PRP2 as a page pointer with an offset */
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.prp1 = buf;
-    sqe.prp2 = buf + 4096 + 512;
-    sqe.cdw12 = 15;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP2 entry "
-              "with an offset");
-    /* a PRP list entry with an offset */
-    {
-        uint64_t list = nh_alloc(h, 4096, 4096);
-        uint64_t e[3] = { buf + 4096, buf + 8192 + 8, buf + 12288 };
-
-        qt_memwrite(d->qt, list, e, sizeof(e));
-        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-        sqe.prp1 = buf;
-        sqe.prp2 = list;
-        sqe.cdw12 = 31;
-        cqe = nh_cmd(h, d->q, &sqe);
-        ck_status(nh_status(&cqe), NVME_SC_PRP_OFFSET_INVALID, "PRP list "
-                  "entry with an offset");
-    }
-    /* after all this, I/O still works */
-    write_read_check(d, 7, 4096, 16);
-    dev_close(d);
+    run_bad_cmds(bad_prp_offsets, G_N_ELEMENTS(bad_prp_offsets));
 }
 END_TEST
+
+/* data pointers to memory that does not exist */
+static const BadCmd bad_transfers[] = {
+    { "read into unmapped guest memory", .opc = NVME_CMD_READ,
+      .prp1 = UNMAPPED, .status = NVME_SC_DATA_TRANSFER_ERROR },
+    { "write from unmapped guest memory", .opc = NVME_CMD_WRITE,
+      .prp1 = UNMAPPED, .status = NVME_SC_DATA_TRANSFER_ERROR },
+    { "PRP list in unmapped guest memory", .opc = NVME_CMD_READ,
+      .prp1 = BUF, .prp2 = UNMAPPED, .cdw12 = 31,
+      .status = NVME_SC_DATA_TRANSFER_ERROR },
+};
 
 START_TEST(test_data_transfer_error)
 {
-    Dev *d = dev_open();
-    NvmeHost *h = d->h;
-    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
-    NvmeSqe sqe;
-    NvmeCqe cqe;
-
-    /* data pointer to memory that does not exist */
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.prp1 = 1ull << 50;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "read into "
-              "unmapped guest memory");
-    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
-    sqe.prp1 = 1ull << 50;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "write from "
-              "unmapped guest memory");
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.prp1 = buf;
-    sqe.prp2 = 1ull << 50;            /* PRP list out there */
-    sqe.cdw12 = 31;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_DATA_TRANSFER_ERROR, "PRP list in "
-              "unmapped guest memory");
-
-    /* after all this, I/O still works */
-    write_read_check(d, 7, 4096, 16);
-    dev_close(d);
+    run_bad_cmds(bad_transfers, G_N_ELEMENTS(bad_transfers));
 }
 END_TEST
 
+static const BadCmd bad_fuse_psdt_sgl[] = {
+    { "FUSE=01b (fused operations are not supported)", .opc = NVME_CMD_READ,
+      .flags = 1, .prp1 = BUF, .status = NVME_SC_INVALID_FIELD },
+    { "PSDT=11b (reserved)", .opc = NVME_CMD_READ, .flags = 3 << 6,
+      .prp1 = BUF, .status = NVME_SC_INVALID_FIELD },
+    { "SGL descriptor type Eh (reserved)", .opc = NVME_CMD_READ,
+      .flags = NVME_PSDT_SGL, .sgl = true, .sgl_type = 0xe0, .sgl_len = 512,
+      .status = NVME_SC_SGL_DESCR_TYPE_INVALID },
+    { "SGL of 256 bytes for 512", .opc = NVME_CMD_READ,
+      .flags = NVME_PSDT_SGL, .sgl = true, .sgl_type = NVME_SGL_DATA_BLOCK,
+      .sgl_len = 256, .status = NVME_SC_DATA_SGL_LEN_INVALID },
+};
+
 START_TEST(test_fuse_psdt_sgl_errors)
 {
-    Dev *d = dev_open();
-    NvmeHost *h = d->h;
-    uint64_t buf = nh_alloc(h, 256 * 1024, 4096);
-    NvmeSqe sqe;
-    NvmeCqe cqe;
-
-    /* fused operations are not supported */
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.flags = 1;
-    sqe.prp1 = buf;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_FIELD, "FUSE=01b");
-    /* PSDT 11b is reserved */
-    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-    sqe.flags = 3 << 6;
-    sqe.prp1 = buf;
-    cqe = nh_cmd(h, d->q, &sqe);
-    ck_status(nh_status(&cqe), NVME_SC_INVALID_FIELD, "PSDT=11b");
-    /* SGL with a reserved descriptor type */
-    {
-        NvmeSglDesc sgl = { .addr = buf, .len = 512, .type = 0xe0 };
-
-        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-        sqe.flags = NVME_PSDT_SGL;
-        memcpy(&sqe.prp1, &sgl, 16);
-        cqe = nh_cmd(h, d->q, &sqe);
-        ck_status(nh_status(&cqe), NVME_SC_SGL_DESCR_TYPE_INVALID,
-                  "SGL descriptor type Eh");
-        /* data block shorter than the transfer */
-        sgl.type = NVME_SGL_DATA_BLOCK;
-        sgl.len = 256;
-        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
-        sqe.flags = NVME_PSDT_SGL;
-        memcpy(&sqe.prp1, &sgl, 16);
-        cqe = nh_cmd(h, d->q, &sqe);
-        ck_status(nh_status(&cqe), NVME_SC_DATA_SGL_LEN_INVALID,
-                  "SGL of 256 bytes for 512");
-    }
-    /* after all this, I/O still works */
-    write_read_check(d, 7, 4096, 16);
-    dev_close(d);
+    run_bad_cmds(bad_fuse_psdt_sgl, G_N_ELEMENTS(bad_fuse_psdt_sgl));
 }
 END_TEST
 

@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Shared by the guest tests (tests/guest/test_guest_*.sh); source it.
 #
-# Host side: ok/bad/check count results; run_guest boots the guest
-# (scripts/guest/guest-run.sh) on a backing file with a script, checks that it
-# ran, and passes through the "ok - " / "not ok - " lines the guest script
-# printed (counting them), other lines as "# " comments; finish prints
-# 'N passed, N failed' and exits 1 on a failure.
+# Host side: ok/bad/check count results (tests/lib/tap.sh); run_guest boots
+# the guest (scripts/guest/guest-run.sh) on a backing file with a script,
+# checks that it ran, and passes through the "ok - " / "not ok - " lines the
+# guest script printed (counting them), other lines as "# " comments; finish
+# prints the total time and 'N passed, N failed' and exits 1 on a failure.
+# $tmp is the test's scratch directory (h3100_tmpdir, scripts/lib/lib.sh).
 #
 # Guest side: GUEST_PRELUDE is a busybox-sh prelude for guest scripts with
 # ok/bad/chk, smart NAME (a number from nvme smart-log -o json), ctrl KEY
@@ -30,18 +31,13 @@ GUEST_RUN=$GUEST_HERE/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && [ -n "$1" ] && qemu_args=(--qemu "$1")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-gtest.XXXXXX")
-trap '[ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+h3100_tmpdir gtest
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 t_start=$SECONDS
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
 finish() {
     echo "# total $((SECONDS - t_start)) s"
-    echo "$pass passed, $fail failed"
-    [ "$fail" = 0 ]
+    tap_summary
     exit
 }
 

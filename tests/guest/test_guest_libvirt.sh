@@ -35,17 +35,15 @@ lv_env=(env HOME="$lv" XDG_CONFIG_HOME="$lv/config" XDG_RUNTIME_DIR="$lv/runtime
 as_nobody() { runuser -u nobody -- "${lv_env[@]}" "$@"; }
 vsh() { as_nobody virsh -q -c qemu:///session "$@"; }
 lv_pid=''
-# shellcheck disable=SC2317  # called by the trap
-stop_libvirtd() {
+# shellcheck disable=SC2317  # called by the trap (h3100_tmpdir in guest-lib.sh)
+h3100_on_exit() {
     vsh destroy h3100 >/dev/null 2>&1 || true
     if [ -n "$lv_pid" ]; then
         kill "$lv_pid" 2>/dev/null || true
         for _ in $(seq 50); do kill -0 "$lv_pid" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$lv_pid" 2>/dev/null || true
     fi
-    [ -n "${H3100_KEEP_TMP:-}" ] || rm -rf "$tmp"
 }
-trap stop_libvirtd EXIT
 
 # --- the guest: fio writes, the host saves and restores the domain -----------
 fio_job() {

@@ -27,18 +27,9 @@ run=$here/../../scripts/guest/guest-run.sh
 qemu_args=()
 [ $# -ge 1 ] && qemu_args=(--qemu "$1")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-smoke.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
-finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" = 0 ]
-    exit
-}
+h3100_tmpdir smoke
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 disk=$tmp/h3100.raw
 disk_bytes=$((1024 * 1024 * 1024))   # the namespace: 1 GiB, 2097152 LBAs

@@ -16,6 +16,8 @@
 # runs the device; dpkg would install it here.
 # Prints ok / not ok lines and 'N passed, N failed'; exit 1 on a failure.
 set -uo pipefail
+# shellcheck source=scripts/lib/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
 [ $# = 2 ] || { echo "usage: $0 PLUGIN_DIR IN_TREE_QEMU" >&2; exit 2; }
 plugin=$(readlink -f "$1")
 intree=$(readlink -f "$2")
@@ -25,13 +27,9 @@ wrapper=$plugin/qemu-system-x86_64-h3100
 stock=$(sed -n 's/^binary: //p' "$plugin/BUILD-INFO")
 pkgver=$(sed -n 's/^package: //p' "$plugin/BUILD-INFO")
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/h3100-plugin.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { if [ "$1" = 0 ]; then ok "$2"; else bad "$2"; fi; }
+h3100_tmpdir plugin
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 
 # --- the device in the stock binary -------------------------------------------
 "$wrapper" -device help >"$tmp/help" 2>&1
@@ -148,5 +146,4 @@ if [ -n "$deb" ]; then
     check $? "dpkg --dry-run -i accepts it here (its dependency is met)"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+tap_summary

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""The benchmark reporters on saved inputs: scripts/lib/sql_report.py (the
+report of sql-bench.sh) and scripts/lib/device_cpu_report.py (the table of
+bench-device-cpu.sh) print, line for line, what the expected files in
+tests/cli/data/reports/ hold.  The inputs are made up in the shape of the
+real ones (the guest's @@ lines among sysbench's and pgbench's output, a
+telemetry file, thread samples); the expected outputs are what the
+reports' earlier awk versions printed for them.
+
+Usage: test_reports.py PROJECT_DIR H3100_VLOG   (TAP output)
+"""
+import difflib
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+root = pathlib.Path(sys.argv[1])
+vlog = sys.argv[2]
+data = root / "tests" / "cli" / "data" / "reports"
+lib = root / "scripts" / "lib"
+results = []
+
+
+def check(name, got, want):
+    ok = got == want
+    results.append(ok)
+    print(("ok" if ok else "not ok") + " - " + name)
+    if not ok:
+        for line in difflib.unified_diff(want.splitlines(), got.splitlines(), "expected",
+                                         "got", lineterm=""):
+            print("# " + line)
+
+
+def sql_case(name, engine, instances, telemetry, extra):
+    with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
+        guest = data / ("sql-%s.guest" % name)
+        if telemetry:
+            (pathlib.Path(tmp) / "telemetry.jsonl").write_bytes(
+                (data / "sql-telemetry.jsonl").read_bytes())
+        disk = os.path.join(tmp, "disk.qcow2")
+        summary = os.path.join(tmp, "summary.txt")
+        args = [sys.executable, str(lib / "sql_report.py"), str(guest), "--workdir", tmp,
+                "--engine", engine, "--instances", str(instances), "--dev-cap", "0.8T",
+                "--state", "fresh", "--workload", "oltp_read_write", "--tables", "8",
+                "--table-size", "100000", "--scale", "20", "--buffer-pool", "32",
+                "--threads", "1", "--duration", "30", "--seed", "1", "--smp", "2",
+                "--mem", "1536", "--disk", disk, "--wall", "321", "--summary", summary,
+                "--vlog-tool", vlog] + extra
+        got = subprocess.run(args, stdout=subprocess.PIPE, text=True, check=False).stdout
+        want = (data / ("sql-%s.expected" % name)).read_text()
+        want = (want.replace("@WORKDIR@", tmp).replace("@GUEST@", str(guest))
+                .replace("@DISK@", disk))
+        check("sql_report.py, %s: the report" % name, got, want)
+        check("sql_report.py, %s: the summary" % name, pathlib.Path(summary).read_text(),
+              (data / ("sql-%s.summary" % name)).read_text())
+
+
+sql_case("sysbench", "mariadb", 2, True,
+         ["--drive", "h3100", "--timing", "on", "--accel", "tcg", "--ishift", "1"])
+sql_case("pgbench", "postgres", 1, False,
+         ["--drive", "qemu-nvme", "--timing", "on", "--accel", "kvm", "--ishift", ""])
+
+with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
+    rows = os.path.join(tmp, "rows.txt")
+    got = subprocess.run(
+        [sys.executable, str(lib / "device_cpu_report.py"), str(data / "device-cpu.samples"),
+         str(data / "device-cpu.cmds"), "--rows", rows, "--io", "IO_io0",
+         "--main", "qemu-system-x86", "--configs", "nvme,off,on,iothread,vwc,mix,iot1,iot2",
+         "--commands", "20000"], stdout=subprocess.PIPE, text=True, check=False).stdout
+    check("device_cpu_report.py: the table and the ratios", got,
+          (data / "device-cpu.expected").read_text())
+    check("device_cpu_report.py: rows.txt", pathlib.Path(rows).read_text() if
+          os.path.exists(rows) else "", (data / "device-cpu.rows").read_text())
+
+print("1..%d" % len(results))
+sys.exit(0 if all(results) else 1)
