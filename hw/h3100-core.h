@@ -31,9 +31,7 @@ void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 /* Power state @ps: the model keeps under its maximum power (PS0: none). */
 void h3100_power_cap(H3100State *s, unsigned ps);
 
-/* The device's re-entrancy guard (where the BQL is held; else NULL) */
-MemReentrancyGuard *h3100_guard(H3100State *s);
-/* ... for a bottom half in @ctx */
+/* The device's re-entrancy guard for a bottom half in @ctx */
 MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
 bool h3100_guard_enter(H3100State *s);
 void h3100_guard_leave(H3100State *s, bool was);
@@ -66,7 +64,6 @@ void h3100_sq_init(H3100State *s, H3100SQueue *sq, uint64_t dma_addr,
                    uint16_t sqid, uint16_t cqid, uint32_t size);
 void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
                    uint16_t cqid, uint16_t vector, uint32_t size, bool ien);
-void h3100_sq_destroy(H3100State *s, H3100SQueue *sq);
 uint16_t h3100_sq_delete(H3100State *s, H3100SQueue *sq, H3100Req *del);
 void h3100_cq_free(H3100State *s, H3100CQueue *cq);
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);

@@ -66,7 +66,7 @@ void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque)
  * h3100_guest_ram() keeps the device's DMA off MMIO, and
  * h3100_msix_target_ok() its MSI-X messages off BAR0.
  */
-MemReentrancyGuard *h3100_guard(H3100State *s)
+static MemReentrancyGuard *h3100_guard(H3100State *s)
 {
     return bql_locked() ? &DEVICE(s)->mem_reentrancy_guard : NULL;
 }

@@ -80,7 +80,7 @@ static bool h3100_backend_keeps_writes(H3100State *s)
  * manages a volatile cache (it will flush), when the backend writes
  * through (write-cache=off), or when nothing in QEMU holds it.
  */
-bool h3100_durable_needed(H3100State *s)
+static bool h3100_durable_needed(H3100State *s)
 {
     return s->kill_safe && !s->feat.vwc && blk_enable_write_cache(s->blk) &&
            h3100_backend_keeps_writes(s);

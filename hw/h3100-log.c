@@ -60,7 +60,7 @@ void h3100_error_log_add(H3100State *s, H3100Req *req)
 
 /* ---- health ------------------------------------------------------------- */
 
-uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
+static uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
 {
     uint8_t warn = 0;
 

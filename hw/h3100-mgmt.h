@@ -36,7 +36,6 @@ uint64_t h3100_ns_unallocated(H3100State *s);
 uint32_t h3100_ns_lba(H3100State *s, uint64_t offset, uint64_t *lba);
 /* lbads of NSID 1, or 9: counters that name one LBA size */
 uint32_t h3100_ns1_lbads(H3100State *s);
-void h3100_ns_changed(H3100State *s, uint32_t nsid);
 uint16_t h3100_ns_changed_log(H3100State *s, H3100Req *req, uint64_t off,
                               uint64_t len, bool rae);
 uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
@@ -101,7 +100,6 @@ uint16_t h3100_get_log(H3100State *s, H3100Req *req);
 uint64_t h3100_waf_milli(uint64_t nand, uint64_t host);
 void h3100_error_log_add(H3100State *s, H3100Req *req);
 void h3100_health_check(H3100State *s);
-uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h);
 void h3100_health_props_init(ObjectClass *oc);
 
 /* h3100-fw.c */

@@ -170,7 +170,7 @@ static bool h3100_ns_place(H3100State *s, uint64_t bytes, uint64_t *base)
 
 /* ---- the Changed Namespace List (log 04h) ------------------------------ */
 
-void h3100_ns_changed(H3100State *s, uint32_t nsid)
+static void h3100_ns_changed(H3100State *s, uint32_t nsid)
 {
     s->ns_changed |= 1ull << nsid;
     if (NVME_AEC_NS_ATTR(s->feat.aec)) {

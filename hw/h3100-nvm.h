@@ -52,7 +52,6 @@ enum { H3100_DURABLE_NEXT = 1, H3100_DURABLE_BATCH = 2 };
 void h3100_durable_init(H3100State *s);
 void h3100_durable_kick(H3100State *s);
 void h3100_durable_drop(H3100State *s, H3100Req *req);
-bool h3100_durable_needed(H3100State *s);
 bool h3100_durable_wait(H3100Req *req);
 BdrvRequestFlags h3100_durable_flags(H3100State *s);
 

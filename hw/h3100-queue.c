@@ -499,7 +499,7 @@ static void h3100_sq_drop_waiting(H3100State *s, H3100SQueue *sq)
  * Free a queue that has no block request in flight (after a drain, or
  * once a deletion has seen them all back).
  */
-void h3100_sq_destroy(H3100State *s, H3100SQueue *sq)
+static void h3100_sq_destroy(H3100State *s, H3100SQueue *sq)
 {
     H3100Req *req, *next;
 
