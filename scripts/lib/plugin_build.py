@@ -221,6 +221,13 @@ def compile_device(qemu_bin, qbuild, objdir):
     os.makedirs(objdir, exist_ok=True)
     for f in os.listdir(objdir):
         os.unlink(os.path.join(objdir, f))
+    # a source added to or dropped from a meson.build since the last
+    # configure: meson regenerates build.ninja and compile_commands.json
+    r = subprocess.run(['ninja', '-C', qbuild, 'build.ninja'],
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit('regenerating the build files failed:\n' +
+                 r.stdout[-2000:])
     cmds = device_commands(qbuild, objdir)
     if len(cmds) < 2:
         sys.exit('no dapustor-h3100 sources in %s/compile_commands.json '
