@@ -3,7 +3,7 @@
  * only list of them.
  *
  * X(fid, ID, handler, name, cap)
- *   ID       H3100_FEAT_<ID> (below) and the test host's NVME_FEAT_<ID>
+ *   ID       the test host's NVME_FEAT_<ID> (tests/device/nvme_host.h)
  *   handler  h3100_get_<handler> and h3100_set_<handler>
  *            (hw/h3100-features.c)
  *   name     trace events and messages
@@ -32,9 +32,5 @@
     X(0x0b, ASYNC_EVENT, aec, "async-event-config", H3100_FCAP) \
     X(0x0e, TIMESTAMP, ts, "timestamp", H3100_FCAP) \
     X(0x10, HCTM, hctm, "host-thermal-management", H3100_FCAP)
-
-#define H3100_FEAT_ID(fid, id, handler, name, cap) H3100_FEAT_##id = fid,
-enum { H3100_FEATURES(H3100_FEAT_ID) };
-#undef H3100_FEAT_ID
 
 #endif
