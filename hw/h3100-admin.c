@@ -16,6 +16,7 @@
 #include "hw/pci/msix.h"
 #include "h3100.h"
 #include "h3100-core.h"
+#include "h3100-cmd.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
 #include "trace.h"
@@ -270,7 +271,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
                 r->status = NVME_CMD_ABORT_REQ;
                 req->cqe.result = 0;
                 h3100_pending_drop(s, r);
-                h3100_req_post_now(r);
+                h3100_req_post_now(r, h3100_now(s));
                 return NVME_SUCCESS;
             }
         }
@@ -278,7 +279,7 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
             r->status = NVME_CMD_ABORT_REQ;
             req->cqe.result = 0;
             h3100_pending_drop(s, r);
-            h3100_req_post_now(r);
+            h3100_req_post_now(r, h3100_now(s));
         }
         return NVME_SUCCESS;
     }

@@ -5,20 +5,84 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * What the layers above may use: h3100-drive.c (contexts, guard, clock,
- * the model), h3100-timer.c, h3100-regs.c, h3100-queue.c,
- * h3100-complete.c, h3100-irq.c, h3100-inflight.c, h3100-qgroup.c,
- * h3100-runstate.c, h3100-dma.c and h3100-blkdma.c.
+ * What the layers above may use: h3100-context.c (contexts, the
+ * re-entrancy guard), h3100-drive.c (clock, the model), h3100-timer.c,
+ * h3100-regs.c, h3100-queue.c, h3100-complete.c, h3100-req.c,
+ * h3100-irq.c, h3100-inflight.c, h3100-qgroup.c, h3100-runstate.c,
+ * h3100-dma.c and h3100-blkdma.c.
  */
 #ifndef HW_DAPUSTOR_H3100_CORE_H
 #define HW_DAPUSTOR_H3100_CORE_H
 
 #include "h3100.h"
 
-/* h3100-drive.c */
+/*
+ * A guest error, traced and logged (-d guest_errors) in one line, as
+ * QEMU's NVME_GUEST_ERR: @trace is an event of hw/trace-events that takes
+ * the format's arguments.  h3100_err_*: the guest broke a rule the
+ * specification states (the command fails, or an event is reported);
+ * h3100_ub_*: what the specification leaves undefined (the device
+ * ignores it).
+ */
+#define H3100_GUEST_ERR(trace, fmt, ...) \
+    do { \
+        (trace_##trace)(__VA_ARGS__); \
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: " #trace " in %s: " fmt "\n", \
+                      TYPE_DAPUSTOR_H3100, __func__, ## __VA_ARGS__); \
+    } while (0)
+
+/* The device's lock (docs/design/threading.md). */
+static inline void h3100_lock(H3100State *s)
+{
+    qemu_rec_mutex_lock(&s->lock);
+}
+
+static inline void h3100_unlock(H3100State *s)
+{
+    qemu_rec_mutex_unlock(&s->lock);
+}
+
+/* @req is a Write or Write Zeroes: its req->op is op.write. */
+static inline bool h3100_req_is_write(const H3100Req *req)
+{
+    return req->sq->sqid && (req->cmd.opcode == NVME_CMD_WRITE ||
+                             req->cmd.opcode == NVME_CMD_WRITE_ZEROES);
+}
+
+/* Nobody waits for @req's completion: a reset, or its queue's deletion. */
+static inline bool h3100_req_cancelled(H3100Req *req)
+{
+    return req->s->stopping || req->sq->deleting;
+}
+
+/* A block request of @req that failed (@ret < 0) was cancelled. */
+static inline bool h3100_blk_cancelled(H3100Req *req, int ret)
+{
+    return ret == -ECANCELED || h3100_req_cancelled(req);
+}
+
+/*
+ * The status of a block request that failed (@ret < 0): aborted if a
+ * reset or its queue's deletion cancelled it, else @err.
+ */
+static inline uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
+{
+    if (h3100_blk_cancelled(req, ret)) {
+        return NVME_CMD_ABORT_SQ_DEL;
+    }
+    return err;
+}
+
+/* h3100-context.c: which thread runs what */
 void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
                   void *opaque);
 void h3100_run_in_ctx(H3100State *s, void (*fn)(void *), void *opaque);
+/* The device's re-entrancy guard for a bottom half in @ctx */
+MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
+bool h3100_guard_enter(H3100State *s);
+void h3100_guard_leave(H3100State *s, bool was);
+
+/* h3100-drive.c: the drive's clock and model */
 uint64_t h3100_now(H3100State *s);
 /* model time now; the caller holds model_lock */
 uint64_t h3100_now_locked(H3100State *s);
@@ -30,12 +94,6 @@ void h3100_health(H3100State *s, H3100Health *h);
 void h3100_thermal_limits(H3100State *s, uint32_t tmt1_k, uint32_t tmt2_k);
 /* Power state @ps: the model keeps under its maximum power (PS0: none). */
 void h3100_power_cap(H3100State *s, unsigned ps);
-
-/* The device's re-entrancy guard for a bottom half in @ctx */
-MemReentrancyGuard *h3100_guard_in(H3100State *s, AioContext *ctx);
-bool h3100_guard_enter(H3100State *s);
-void h3100_guard_leave(H3100State *s, bool was);
-
 
 /*
  * h3100-timer.c: a virtual-clock timer in the device's context (main
@@ -69,7 +127,6 @@ void h3100_cq_free(H3100State *s, H3100CQueue *cq);
 void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail);
 void h3100_cq_doorbell(H3100State *s, H3100CQueue *cq, uint32_t head);
 unsigned h3100_cq_post(H3100State *s, H3100CQueue *cq);
-void h3100_req_release(H3100Req *req);
 void h3100_queues_reset(H3100State *s);
 void h3100_dbbuf_setup_queue(H3100State *s, H3100SQueue *sq,
                              H3100CQueue *cq);
@@ -85,10 +142,21 @@ void h3100_irq_timer_cb(void *opaque);
 void h3100_irq_bh(void *opaque);
 
 /* h3100-complete.c: every command ends here */
-void h3100_rw_cb(void *opaque, int ret);
-void h3100_write_landed(H3100Req *req);
 void h3100_req_complete(H3100Req *req);
-void h3100_req_post_now(H3100Req *req);
+void h3100_req_post_now(H3100Req *req, uint64_t now);
+
+/* h3100-req.c: where a command is held, and its release */
+typedef enum H3100Hold {
+    H3100_HOLD_DEFERRED,
+    H3100_HOLD_DURABLE,
+    H3100_HOLD_PENDING,
+    H3100_HOLD_INFLIGHT,
+    H3100_HOLD_VCACHE,
+    H3100_HOLD_MEMORY,
+    H3100_HOLDS
+} H3100Hold;
+void h3100_req_leave(H3100Req *req, H3100Hold hold);
+void h3100_req_release(H3100Req *req);
 
 /* h3100-runstate.c */
 void h3100_runstate_init(H3100State *s);
@@ -109,9 +177,8 @@ bool h3100_all_main(H3100State *s);
 void h3100_inflight_add(H3100State *s, H3100Req *req);
 bool h3100_inflight_remove(H3100State *s, H3100Req *req);
 void h3100_pending_drop(H3100State *s, H3100Req *req);
-bool h3100_req_wait(H3100State *s, H3100Req *req);
+bool h3100_req_wait(H3100State *s, H3100Req *req, uint64_t now);
 void h3100_pending_insert(H3100Req *req);
-bool h3100_vcpu_waits_for_device(H3100State *s);
 void h3100_due_timer_cb(void *opaque);
 void h3100_due_rearm(H3100State *s);
 void h3100_due_reset(H3100State *s);

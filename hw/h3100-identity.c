@@ -22,6 +22,7 @@
 #include "qapi/error.h"
 #include "block/block_int.h"
 #include "h3100.h"
+#include "h3100-core.h"
 #include "h3100-mgmt.h"
 #include "h3100-life.h"
 

@@ -17,7 +17,6 @@
 
 #include "qemu/osdep.h"
 #include "block/aio-wait.h"
-#include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
 #include "h3100-core.h"
@@ -45,7 +44,7 @@
  * follow each other within H3100_HOLD_BURST_NS of host time (one
  * clock_step) go twice as far each time, log2(N) passes.  Under -icount
  * every renewal is 1 ns, and in the main context the vCPU waits instead
- * (h3100_vcpu_waits_for_device): the host's time stays out of virtual
+ * (s->vcpu_waits, set at realize): the host's time stays out of virtual
  * time.  Not with a queue in an IOThread: the wait would hold s->lock,
  * and that thread's completions with it.
  * Under plain TCG virtual time is host time: no hold.
@@ -77,19 +76,6 @@ static uint64_t h3100_first_io_due(H3100QGroup *g)
     return first;
 }
 
-/*
- * Under -icount a busy vCPU also moves virtual time on while the host's
- * I/O runs: how far would depend on the host's disk and load.  In the
- * main context the wake-up runs in the vCPU thread: wait there, the
- * guest's instructions stopped, until the commands whose model time has
- * come are back from the block layer; then no host time reaches virtual
- * time.
- */
-bool h3100_vcpu_waits_for_device(H3100State *s)
-{
-    return icount_enabled() && !qtest_enabled() && h3100_all_main(s);
-}
-
 /* An in-flight command's time has come, its I/O is not back: hold. */
 static void h3100_hold_renew(H3100QGroup *g)
 {
@@ -105,17 +91,17 @@ static void h3100_hold_renew(H3100QGroup *g)
 }
 
 /*
- * After the commands due by now are posted, or a migration brought them:
- * when next to wake up.
+ * After the commands due by model time @now are posted, or a migration
+ * brought them: when next to wake up.
  */
-static void h3100_group_rearm(H3100QGroup *g)
+static void h3100_group_rearm(H3100QGroup *g, uint64_t now)
 {
     H3100State *s = g->s;
     H3100Req *first = QTAILQ_FIRST(&g->pending);
     uint64_t post = first ? first->done_ns : UINT64_MAX;
     uint64_t io = s->hold ? h3100_first_io_due(g) : UINT64_MAX;
 
-    if (io <= h3100_now(s) && post > io) {
+    if (io <= now && post > io) {
         h3100_hold_renew(g);
     } else if (MIN(io, post) != UINT64_MAX) {
         h3100_timer_mod(g->due_timer, h3100_virt_ns(s, MIN(io, post)));
@@ -126,28 +112,44 @@ static void h3100_group_rearm(H3100QGroup *g)
 
 void h3100_due_rearm(H3100State *s)
 {
+    uint64_t now = h3100_now(s);
+
     for (unsigned i = 0; i < s->ngroups; i++) {
-        h3100_group_rearm(&s->groups[i]);
+        h3100_group_rearm(&s->groups[i], now);
     }
 }
 
+/* A command whose model time has come still has its block I/O out */
+static bool h3100_io_overdue(H3100QGroup *g)
+{
+    return h3100_first_io_due(g) <= h3100_now(g->s);
+}
+
+/*
+ * The commands due by now leave g->pending, the timer is set for the
+ * next, and they are posted in the order g->pending had them.
+ */
 void h3100_due_timer_cb(void *opaque)
 {
     H3100QGroup *g = opaque;
     H3100State *s = g->s;
+    QTAILQ_HEAD(, H3100Req) due = QTAILQ_HEAD_INITIALIZER(due);
     H3100Req *req;
     uint64_t now;
 
-    if (s->hold && h3100_vcpu_waits_for_device(s) &&
-        h3100_first_io_due(g) <= h3100_now(s)) {
-        AIO_WAIT_WHILE(s->ctx, h3100_first_io_due(g) <= h3100_now(s));
+    if (s->hold && s->vcpu_waits) {
+        AIO_WAIT_WHILE(s->ctx, h3100_io_overdue(g));
     }
     now = h3100_now(s);
     while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= now) {
         h3100_pending_drop(s, req);
-        h3100_req_post_now(req);
+        QTAILQ_INSERT_TAIL(&due, req, pend);
     }
-    h3100_group_rearm(g);
+    h3100_group_rearm(g, now);
+    while ((req = QTAILQ_FIRST(&due))) {
+        QTAILQ_REMOVE(&due, req, pend);
+        h3100_req_post_now(req, now);
+    }
 }
 
 /* A reset: nothing is due any more. */
@@ -215,17 +217,17 @@ void h3100_pending_insert(H3100Req *req)
 }
 
 /*
- * The command's I/O is done: false when it may be posted now; true when
- * it waits on g->pending for its model time (the due timer posts it).
+ * The command's I/O is done at model time @now: false when it may be
+ * posted now; true when it waits on g->pending for its model time (the
+ * due timer posts it).
  * Where the vCPU waits for the device (-icount), even a command whose
  * time has come waits for the due timer, which posts what is due in
  * model time order, ties in fetch order: the order the host's thread
  * pool returned the I/O in stays out of what the guest sees.
  */
-bool h3100_req_wait(H3100State *s, H3100Req *req)
+bool h3100_req_wait(H3100State *s, H3100Req *req, uint64_t now)
 {
-    if (!h3100_vcpu_waits_for_device(s) &&
-        (!s->timing || req->done_ns <= h3100_now(s))) {
+    if (!s->vcpu_waits && (!s->timing || req->done_ns <= now)) {
         return false;
     }
     h3100_pending_insert(req);

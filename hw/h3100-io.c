@@ -18,6 +18,7 @@
 #include "system/dma.h"
 #include "h3100.h"
 #include "h3100-core.h"
+#include "h3100-cmd.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
 #include "trace.h"
@@ -387,7 +388,7 @@ static uint16_t h3100_flush(H3100State *s, H3100Req *req)
     H3100Result r = h3100_model_io(s, H3100_OP_FLUSH, 0, 0, false, 0);
 
     req->done_ns = r.done_ns;
-    req->vc_gen = h3100_vcache_flush_begin(s);
+    req->op.flush.vc_gen = h3100_vcache_flush_begin(s);
     req->aiocb = blk_aio_flush(s->blk, h3100_rw_cb, req);
     return NVME_NO_COMPLETE;
 }
@@ -442,27 +443,28 @@ static void h3100_dsm_next(H3100Req *req)
 {
     H3100State *s = req->s;
     NvmeDsmRange *ranges = req->buf;
+    H3100DsmProgress *dsm = &req->op.dsm;
 
-    while (req->range_idx < req->nranges) {
-        NvmeDsmRange *r = &ranges[req->range_idx];
+    while (dsm->range_idx < dsm->nranges) {
+        NvmeDsmRange *r = &ranges[dsm->range_idx];
         uint64_t off = h3100_lba_offset(req, le64_to_cpu(r->slba));
         uint64_t end = off + ((uint64_t)le32_to_cpu(r->nlb) <<
                               req->ns->lbads);
-        uint64_t start = off + req->range_done;
+        uint64_t start = off + dsm->range_done;
         uint64_t stop = MIN(end, QEMU_ALIGN_DOWN(start, H3100_DSM_SLICE) +
                                  H3100_DSM_SLICE);
         H3100Result res;
 
         if (start >= end) {
-            req->range_idx++;
-            req->range_done = 0;
+            dsm->range_idx++;
+            dsm->range_done = 0;
             continue;
         }
         res = h3100_model_io(s, H3100_OP_DEALLOCATE, start, stop - start,
                              false, 0);
         req->done_ns = MAX(req->done_ns, res.done_ns);
         h3100_uncor_remove(s, start, stop);
-        req->range_done += stop - start;
+        dsm->range_done += stop - start;
         req->aiocb = NULL;
         h3100_unmap(s, req, start, stop - start, 0, h3100_dsm_cb, req);
         return;
@@ -475,7 +477,7 @@ static uint16_t h3100_dsm_ranges(H3100State *s, H3100Req *req)
     NvmeDsmRange *ranges = req->buf;
     uint16_t status;
 
-    for (uint32_t i = 0; i < req->nranges; i++) {
+    for (uint32_t i = 0; i < req->op.dsm.nranges; i++) {
         uint64_t slba = le64_to_cpu(ranges[i].slba);
         uint64_t nlb = le32_to_cpu(ranges[i].nlb);
 
@@ -502,9 +504,7 @@ static uint16_t h3100_dsm(H3100State *s, H3100Req *req)
         return NVME_SUCCESS;            /* access hints only */
     }
     req->buf = g_new0(NvmeDsmRange, nr);
-    req->nranges = nr;
-    req->range_idx = 0;
-    req->range_done = 0;
+    req->op.dsm.nranges = nr;
     status = h3100_dma_from_host(s, req, req->buf, nr * sizeof(NvmeDsmRange));
     if (status) {
         return status;
@@ -538,8 +538,9 @@ bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges)
               bytes <= h3100_mdts_bytes(s));
         break;
     case NVME_CMD_DSM:
-        ok = req->nranges == (le32_to_cpu(dsm->nr) & 0xff) + 1 &&
-             (!ranges || (req->buf && req->range_idx < req->nranges &&
+        ok = req->op.dsm.nranges == (le32_to_cpu(dsm->nr) & 0xff) + 1 &&
+             (!ranges || (req->buf &&
+                          req->op.dsm.range_idx < req->op.dsm.nranges &&
                           !h3100_dsm_ranges(s, req)));
         break;
     default:

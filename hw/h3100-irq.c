@@ -117,13 +117,13 @@ static void h3100_msix_fire(H3100State *s, uint16_t vector)
 
     trace_h3100_irq_msix(vector, v->count);
     v->count = 0;
-    h3100_timer_del(v->timer);
     if (h3100_irq_direct()) {
         h3100_msix_notify(s, vector);
-        return;
+    } else {
+        qatomic_or(&s->irq_pending[vector / 64], 1ULL << (vector % 64));
+        qemu_bh_schedule(s->irq_bh);
     }
-    qatomic_or(&s->irq_pending[vector / 64], 1ULL << (vector % 64));
-    qemu_bh_schedule(s->irq_bh);
+    h3100_timer_del(v->timer);          /* nothing left to coalesce */
 }
 
 /*
@@ -163,7 +163,8 @@ void h3100_irq_timer_cb(void *opaque)
  */
 void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n)
 {
-    uint32_t time_ns;
+    uint32_t time_ns = h3100_coalesce_time_ns(s);
+    uint32_t thr = h3100_coalesce_thr(s);
     H3100Vector *v;
 
     if (!n || !cq->irq_enabled) {
@@ -175,13 +176,9 @@ void h3100_irq_notify(H3100State *s, H3100CQueue *cq, unsigned n)
         return;
     }
     v = &s->vec[cq->vector];
-    time_ns = h3100_coalesce_time_ns(s);
-    if (cq->vector == 0 || v->no_coalesce || !time_ns) {
-        h3100_msix_fire(s, cq->vector);
-        return;
-    }
     v->count += n;
-    if (v->count >= h3100_coalesce_thr(s) + 1) {
+    if (cq->vector == 0 || v->no_coalesce || !time_ns ||
+        v->count >= thr + 1) {
         h3100_msix_fire(s, cq->vector);
     } else if (!h3100_timer_pending(v->timer)) {
         h3100_timer_mod_in(v->timer, time_ns);

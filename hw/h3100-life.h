@@ -19,7 +19,7 @@ bool h3100_telemetry_open(H3100State *s, Error **errp);
 void h3100_telemetry_abandon(H3100State *s);
 void h3100_telemetry_init(H3100State *s);
 void h3100_telemetry_start(H3100State *s);
-void h3100_telemetry_note(H3100State *s, H3100Req *req);
+void h3100_telemetry_note(H3100State *s, H3100Req *req, uint64_t now);
 void h3100_telemetry_close(H3100State *s);
 void h3100_telemetry_init_model(H3100State *s);
 void h3100_telemetry_restart(H3100State *s);

@@ -15,6 +15,7 @@
 #include "qapi/visitor.h"
 #include "h3100.h"
 #include "h3100-core.h"
+#include "h3100-cmd.h"
 #include "h3100-mgmt.h"
 #include "tables/ocp-log.h"
 #include "h3100/vlog.h"

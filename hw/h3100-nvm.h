@@ -5,7 +5,8 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * h3100-io.c (the I/O commands), h3100-blkerr.c (host I/O errors),
+ * h3100-io.c (the I/O commands), h3100-io-done.c (their block requests
+ * back), h3100-blkerr.c (host I/O errors),
  * h3100-vcache.c (the volatile cache), h3100-durable.c (durability
  * against QEMU's death), h3100-unmap.c (zeroing) and h3100-directive.c
  * (streams).
@@ -14,6 +15,10 @@
 #define HW_DAPUSTOR_H3100_NVM_H
 
 #include "h3100.h"
+
+/* h3100-io-done.c: an NVM command's block request is back */
+void h3100_rw_cb(void *opaque, int ret);
+void h3100_write_landed(H3100Req *req);
 
 /* h3100-blkerr.c */
 bool h3100_blk_failed(H3100Req *req, int ret);

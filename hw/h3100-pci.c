@@ -302,6 +302,16 @@ static void h3100_state_init(H3100State *s)
     h3100_vcache_init(s);
     h3100_shutdown_init(s);
     s->hold = qtest_enabled() || icount_enabled();
+    /*
+     * Under -icount a busy vCPU also moves virtual time on while the
+     * host's I/O runs: how far would depend on the host's disk and load.
+     * With every queue in the main context the wake-up runs in the vCPU
+     * thread: it waits there, the guest's instructions stopped, until the
+     * commands whose model time has come are back from the block layer
+     * (h3100-inflight.c); then no host time reaches virtual time.
+     */
+    s->vcpu_waits = icount_enabled() && !qtest_enabled() &&
+                    h3100_all_main(s);
     s->idle_timer = h3100_timer_new(s, h3100_idle_timer_cb, s);
     s->dst.timer = h3100_timer_new(s, h3100_dst_timer_cb, s);
     s->san.timer = h3100_timer_new(s, h3100_sanitize_timer_cb, s);

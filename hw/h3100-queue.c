@@ -20,7 +20,8 @@
  * deleted queue's commands are not posted.
  *
  * A command's completion, from its block I/O to the interrupt, reads top
- * to bottom in h3100-complete.c; interrupts are h3100-irq.c's.
+ * to bottom in h3100-complete.c; interrupts are h3100-irq.c's; a posted
+ * command's release is h3100-req.c's.
  */
 
 #include "qemu/osdep.h"
@@ -28,6 +29,7 @@
 #include "system/kvm.h"
 #include "h3100.h"
 #include "h3100-core.h"
+#include "h3100-cmd.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
 #include "trace.h"
@@ -192,28 +194,6 @@ static bool h3100_cq_full(H3100CQueue *cq)
     return (cq->tail + 1) % cq->size == cq->head;
 }
 
-/* The request is done with: back to its SQ's free list. */
-void h3100_req_release(H3100Req *req)
-{
-    H3100SQueue *sq = req->sq;
-
-    /* a reset while the VM is stopped: what waited for it to run */
-    h3100_deferred_drop(req->s, req);
-    h3100_durable_drop(req->s, req);
-    if (h3100_inflight_remove(req->s, req)) {
-        h3100_maint_io_drained(req->s);
-    }
-    h3100_vcache_landed(req);
-    h3100_req_unmap(req);
-    g_free(req->buf);
-    req->buf = NULL;
-    if (req->iov.nalloc) {
-        qemu_iovec_destroy(&req->iov);
-    }
-    QTAILQ_REMOVE(&sq->out_list, req, entry);
-    QTAILQ_INSERT_TAIL(&sq->free_list, req, entry);
-}
-
 static bool h3100_cq_write(H3100State *s, H3100CQueue *cq, H3100Req *req)
 {
     hwaddr addr = cq->dma_addr + (hwaddr)cq->tail * sizeof(NvmeCqe);
@@ -287,6 +267,7 @@ static void h3100_req_start(H3100SQueue *sq, H3100Req *req,
     req->seq = s->fetch_seq++;
     req->aio_left = 0;
     req->aiocb = NULL;
+    memset(&req->op, 0, sizeof(req->op));
 }
 
 static void h3100_sq_delete_done(H3100State *s, H3100SQueue *sq);
@@ -384,7 +365,7 @@ void h3100_sq_doorbell(H3100State *s, H3100SQueue *sq, uint32_t tail)
     }
     if (h3100_in_group(sq->g) &&
         (sq->g->ctx != qemu_get_aio_context() ||
-         h3100_vcpu_waits_for_device(s))) {
+         s->vcpu_waits)) {
         /*
          * Fetch now, so the commands are under way when the write
          * returns.  In the IOThread (on the vCPU's behalf under qtest and
@@ -474,7 +455,6 @@ void h3100_cq_init(H3100State *s, H3100CQueue *cq, uint64_t dma_addr,
 /* Forget a request that will never be posted (queue deletion, reset). */
 static void h3100_req_drop(H3100State *s, H3100Req *req)
 {
-    h3100_pending_drop(s, req);
     if (req->posting) {
         QTAILQ_REMOVE(&s->cq[req->sq->cqid]->req_list, req, entry);
         req->posting = false;

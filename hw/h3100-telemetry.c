@@ -182,7 +182,7 @@ void h3100_telemetry_restart(H3100State *s)
 }
 
 /* An I/O command's completion entry is being posted. */
-void h3100_telemetry_note(H3100State *s, H3100Req *req)
+void h3100_telemetry_note(H3100State *s, H3100Req *req, uint64_t now)
 {
     H3100Telemetry *t = &s->tel;
     uint8_t opc = req->cmd.opcode;
@@ -198,7 +198,7 @@ void h3100_telemetry_note(H3100State *s, H3100Req *req)
         return;
     }
     t->bytes += req->bytes;
-    h3100_lathist_add(t->window, h3100_now(s) - req->start_ns);
+    h3100_lathist_add(t->window, now - req->start_ns);
 }
 
 /* In the controller's context: an IOThread may be writing a row. */

@@ -58,13 +58,13 @@ static void h3100_vcache_destage(H3100State *s)
 static void h3100_vcache_read_done(H3100Req *req, int ret)
 {
     H3100State *s = req->s;
-    H3100VEntry *e = req->vc_entry;
+    H3100VEntry *e = req->op.write.vc_entry;
 
     req->aiocb = NULL;
     qemu_iovec_destroy(&req->iov);
     if (ret == -ECANCELED || h3100_req_cancelled(req)) {
         /* nothing was written: nothing to undo */
-        req->vc_entry = NULL;
+        req->op.write.vc_entry = NULL;
         h3100_vcache_free(s, e);
         req->status = NVME_CMD_ABORT_SQ_DEL;
         h3100_req_complete(req);
@@ -93,7 +93,7 @@ bool h3100_vcache_before_write(H3100State *s, H3100Req *req)
 {
     H3100VEntry *e;
 
-    req->vc_entry = NULL;
+    req->op.write.vc_entry = NULL;
     if (!h3100_vcache_on(s) || req->fua || !req->bytes ||
         req->bytes > s->cfg.cache.write_buffer_bytes) {
         return false;
@@ -104,7 +104,7 @@ bool h3100_vcache_before_write(H3100State *s, H3100Req *req)
     e->old = g_malloc(req->bytes);
     QTAILQ_INSERT_TAIL(&s->vcache, e, next);
     s->vcache_bytes += e->bytes;
-    req->vc_entry = e;
+    req->op.write.vc_entry = e;
     qemu_iovec_init(&req->iov, 1);
     qemu_iovec_add(&req->iov, e->old, e->bytes);
     req->aiocb = blk_aio_preadv(s->blk, req->offset, &req->iov, 0,
@@ -112,16 +112,19 @@ bool h3100_vcache_before_write(H3100State *s, H3100Req *req)
     return true;
 }
 
-/* The write's block request is back (done, failed or cancelled). */
+/*
+ * A Write's or Write Zeroes' block request is back (done, failed or
+ * cancelled), or the command is released.
+ */
 void h3100_vcache_landed(H3100Req *req)
 {
     H3100State *s = req->s;
-    H3100VEntry *e = req->vc_entry;
+    H3100VEntry *e = req->op.write.vc_entry;
 
     if (!e) {
         return;
     }
-    req->vc_entry = NULL;
+    req->op.write.vc_entry = NULL;
     e->landed = true;
     e->gen = s->vcache_gen;
     if (!h3100_vcache_on(s)) {

@@ -426,13 +426,27 @@ static uint8_t rt_req_phase(RtSave *rs, H3100Req *req, uint8_t *arg)
     return 0;
 }
 
+/* @req is an NVM command of opcode @opc: its req->op is that opcode's. */
+static bool rt_req_is(const H3100Req *req, uint8_t opc)
+{
+    return req->sq->sqid && req->cmd.opcode == opc;
+}
+
+/*
+ * The stream keeps every field of req->op in one layout whatever the
+ * opcode; those another opcode has are zero (no journal entry: -1).
+ */
 static void rt_save_req(RtSave *rs, H3100Req *req, uint8_t phase,
                         uint8_t arg)
 {
     GByteArray *b = rs->b;
-    uint32_t buf_len = req->cmd.opcode == NVME_CMD_DSM && req->buf &&
-                       req->sq->sqid ? req->nranges * sizeof(NvmeDsmRange) :
-                       0;
+    static const H3100DsmProgress no_dsm;
+    bool is_dsm = rt_req_is(req, NVME_CMD_DSM);
+    const H3100DsmProgress *dsm = is_dsm ? &req->op.dsm : &no_dsm;
+    H3100VEntry *vc = h3100_req_is_write(req) ? req->op.write.vc_entry :
+                      NULL;
+    uint32_t buf_len = is_dsm && req->buf ?
+                       dsm->nranges * sizeof(NvmeDsmRange) : 0;
 
     rt_u16(b, req->sq->sqid);
     rt_u16(b, req - req->sq->reqs);
@@ -449,11 +463,11 @@ static void rt_save_req(RtSave *rs, H3100Req *req, uint8_t phase,
     rt_u64(b, req->seq);
     rt_u64(b, req->offset);
     rt_u64(b, req->bytes);
-    rt_u32(b, req->nranges);
-    rt_u32(b, req->range_idx);
-    rt_u64(b, req->range_done);
-    rt_u32(b, req->vc_entry ? rt_journal_index(rs->s, req->vc_entry) : -1);
-    rt_u64(b, req->vc_gen);
+    rt_u32(b, dsm->nranges);
+    rt_u32(b, dsm->range_idx);
+    rt_u64(b, dsm->range_done);
+    rt_u32(b, vc ? rt_journal_index(rs->s, vc) : -1);
+    rt_u64(b, rt_req_is(req, NVME_CMD_FLUSH) ? req->op.flush.vc_gen : 0);
     rt_put_sized(b, req->buf, buf_len);
 }
 
@@ -1077,6 +1091,8 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
     uint32_t nsid = rd_u32(&rl->r);
     H3100Req *req = rt_req_at(s, sqid, slot);
     const uint8_t *cmd, *cqe, *buf;
+    H3100DsmProgress dsm;
+    uint64_t vc_gen;
     int32_t vc;
     uint32_t len;
 
@@ -1101,11 +1117,11 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
     req->seq = rd_u64(&rl->r);
     req->offset = rd_u64(&rl->r);
     req->bytes = rd_u64(&rl->r);
-    req->nranges = rd_u32(&rl->r);
-    req->range_idx = rd_u32(&rl->r);
-    req->range_done = rd_u64(&rl->r);
+    dsm.nranges = rd_u32(&rl->r);
+    dsm.range_idx = rd_u32(&rl->r);
+    dsm.range_done = rd_u64(&rl->r);
     vc = rd_u32(&rl->r);
-    req->vc_gen = rd_u64(&rl->r);
+    vc_gen = rd_u64(&rl->r);
     len = rd_u32(&rl->r);
     buf = rd_take(&rl->r, len);
     if (!buf || !cmd || !cqe) {
@@ -1115,13 +1131,22 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
     memcpy(&req->cqe, cqe, H3100_REQ_CQE_BYTES);
     if (req->offset > s->nvm_bytes || req->bytes > s->nvm_bytes -
         req->offset || req->seq >= s->fetch_seq ||
-        req->nranges > 256 || req->range_idx > req->nranges ||
-        (len && len != req->nranges * sizeof(NvmeDsmRange)) ||
+        dsm.nranges > 256 || dsm.range_idx > dsm.nranges ||
+        (len && (!rt_req_is(req, NVME_CMD_DSM) ||
+                 len != dsm.nranges * sizeof(NvmeDsmRange))) ||
         req->done_ns > H3100_MIG_TIME_MAX ||
         req->start_ns > H3100_MIG_TIME_MAX ||
         vc < -1 || vc >= (int32_t)rl->journal->len ||
+        (vc >= 0 && !h3100_req_is_write(req)) ||
         !rt_req_fits(rl, req, phase, arg)) {
         return rt_fail(rl, "bad command %u (phase %u)", i, phase);
+    }
+    /* an older stream may carry another opcode's leftovers: not ours */
+    memset(&req->op, 0, sizeof(req->op));
+    if (rt_req_is(req, NVME_CMD_DSM)) {
+        req->op.dsm = dsm;
+    } else if (rt_req_is(req, NVME_CMD_FLUSH)) {
+        req->op.flush.vc_gen = vc_gen;
     }
     if (len) {
         req->buf = g_memdup2(buf, len);
@@ -1136,7 +1161,7 @@ static bool rt_load_req(RtLoad *rl, uint32_t i)
             return rt_fail(rl, "command %u owns a landed journal entry", i);
         }
         g_ptr_array_index(rl->journal, vc) = NULL;  /* one owner */
-        req->vc_entry = e;
+        req->op.write.vc_entry = e;
     }
     if (in_flight) {
         QTAILQ_INSERT_TAIL(&req->sq->g->inflight, req, ioentry);

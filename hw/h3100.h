@@ -1,15 +1,16 @@
 /*
- * DapuStor H3100 NVMe SSD: state shared by the device's source files
+ * DapuStor H3100 NVMe SSD: the device's state
  *
  * Copyright (c) 2025 dapustor-h3100 authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The shared state: constants, the device's state (H3100State), its
- * requests, queues and command tables, and the lock.  What each layer
+ * The device's state (H3100State) and its parts, its requests and
+ * queues, and the constants that size them: types only.  What each layer
  * offers the others is in its own header, which a file includes only if
- * it uses it: h3100-core.h (clock, guard, timers, queues, completion,
- * interrupts, DMA), h3100-nvm.h (the NVM command set and its data path),
+ * it uses it: h3100-core.h (the lock, clock, guard, timers, queues,
+ * completion, interrupts, DMA, guest errors), h3100-cmd.h (the command
+ * tables), h3100-nvm.h (the NVM command set and its data path),
  * h3100-mgmt.h (admin commands, logs, features), h3100-life.h (state
  * file, migration, power, telemetry).
  *
@@ -39,7 +40,6 @@
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
-#include "tables/nvme-cmds.h"
 #include "h3100/log-pages.h"
 #include "tables/features.h"
 
@@ -96,21 +96,6 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_WAF_WINDOW_S          60          /* "recent" WAF window */
 
 /*
- * A guest error, traced and logged (-d guest_errors) in one line, as
- * QEMU's NVME_GUEST_ERR: @trace is an event of hw/trace-events that takes
- * the format's arguments.  h3100_err_*: the guest broke a rule the
- * specification states (the command fails, or an event is reported);
- * h3100_ub_*: what the specification leaves undefined (the device
- * ignores it).
- */
-#define H3100_GUEST_ERR(trace, fmt, ...) \
-    do { \
-        (trace_##trace)(__VA_ARGS__); \
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: " #trace " in %s: " fmt "\n", \
-                      TYPE_DAPUSTOR_H3100, __func__, ## __VA_ARGS__); \
-    } while (0)
-
-/*
  * A load's records, in the only order a stream may hold them
  * (h3100-migrate.c): the model's identity, its pages, its core, then
  * the controller's vmstate.
@@ -149,6 +134,13 @@ typedef struct H3100VEntry {
 
 typedef struct H3100Namespace H3100Namespace;
 
+/* How far a Dataset Management's deallocation has got */
+typedef struct H3100DsmProgress {
+    uint32_t nranges;                 /* ranges in req->buf */
+    uint32_t range_idx;               /* range in progress */
+    uint64_t range_done;              /* its bytes deallocated */
+} H3100DsmProgress;
+
 typedef struct H3100Req {
     H3100State *s;
     H3100Namespace *ns;               /* I/O: the command's namespace */
@@ -158,7 +150,8 @@ typedef struct H3100Req {
     uint16_t status;
     QEMUSGList qsg;
     bool has_qsg;
-    QEMUIOVector iov;                 /* bounce for compare */
+    /* Compare's bounce; the old blocks a write overwrites (vcache) */
+    QEMUIOVector iov;
     void *buf;
     BlockAIOCB *aiocb;
     int aio_left;                     /* outstanding block requests */
@@ -169,9 +162,20 @@ typedef struct H3100Req {
     uint64_t seq;                     /* fetch order: ties of done_ns */
     uint64_t offset;                  /* bytes of the NVM (FTL) space */
     uint64_t bytes;
-    uint32_t nranges;                 /* DSM: ranges in buf */
-    uint32_t range_idx;               /* DSM: range in progress */
-    uint64_t range_done;              /* DSM: its bytes deallocated */
+    /*
+     * What one NVM opcode keeps while it runs, as Linux's struct
+     * nvmet_req: read a member only for its opcode (h3100_req_is_write);
+     * cleared when a command starts.
+     */
+    union {
+        H3100DsmProgress dsm;         /* Dataset Management */
+        struct {                      /* Write, Write Zeroes */
+            H3100VEntry *vc_entry;    /* what it overwrites (vwc=on) */
+        } write;
+        struct {                      /* Flush */
+            uint64_t vc_gen;          /* the writes it covers */
+        } flush;
+    } op;
     QTAILQ_ENTRY(H3100Req) entry;     /* SQ free/out list, CQ post list */
     QTAILQ_ENTRY(H3100Req) pend;      /* g->pending, ordered by done_ns */
     QTAILQ_ENTRY(H3100Req) ioentry;   /* g->inflight: block I/O out */
@@ -179,8 +183,6 @@ typedef struct H3100Req {
     uint8_t durable_wait;             /* ... on durable_next or _batch */
     QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
     QTAILQ_ENTRY(H3100Req) defer_entry;   /* write held while stopped */
-    H3100VEntry *vc_entry;            /* what this write overwrites */
-    uint64_t vc_gen;                  /* Flush: the writes it covers */
     bool parked;                      /* ... on s->retry */
     bool deferred;                    /* ... on s->deferred */
     bool in_flight;
@@ -526,6 +528,7 @@ struct H3100State {
     uint32_t nvec;
     uint64_t fetch_seq;               /* commands fetched */
     bool hold;                        /* virtual time waits for host I/O */
+    bool vcpu_waits;                  /* ... with the vCPU stopped (-icount) */
     unsigned io_inflight;             /* I/O commands with block I/O out */
     /* completed writes survive QEMU's death (h3100-durable.c) */
     BlockDriverState *durable_top;    /* the top node last looked at */
@@ -593,77 +596,5 @@ static inline uint64_t h3100_mdts_bytes(const H3100State *s)
 {
     return (uint64_t)s->page_size << s->mdts;
 }
-
-/* The device's lock (docs/design/threading.md). */
-static inline void h3100_lock(H3100State *s)
-{
-    qemu_rec_mutex_lock(&s->lock);
-}
-
-static inline void h3100_unlock(H3100State *s)
-{
-    qemu_rec_mutex_unlock(&s->lock);
-}
-
-/* Nobody waits for @req's completion: a reset, or its queue's deletion. */
-static inline bool h3100_req_cancelled(H3100Req *req)
-{
-    return req->s->stopping || req->sq->deleting;
-}
-
-/* A block request of @req that failed (@ret < 0) was cancelled. */
-static inline bool h3100_blk_cancelled(H3100Req *req, int ret)
-{
-    return ret == -ECANCELED || h3100_req_cancelled(req);
-}
-
-/*
- * The status of a block request that failed (@ret < 0): aborted if a
- * reset or its queue's deletion cancelled it, else @err.
- */
-static inline uint16_t h3100_blk_status(H3100Req *req, int ret, uint16_t err)
-{
-    if (h3100_blk_cancelled(req, ret)) {
-        return NVME_CMD_ABORT_SQ_DEL;
-    }
-    return err;
-}
-
-/*
- * A command set: one entry per opcode (h3100-admin.c, h3100-io.c), read
- * by dispatch, the Commands Supported and Effects log, the sanitize gate
- * and the trace.  An opcode without fn is not supported.
- */
-enum {
-    H3100_CMD_IN_SANITIZE = 1 << 0,   /* allowed while a sanitize runs */
-    H3100_CMD_UNTIMED = 1 << 1,       /* no firmware time (admin) */
-    H3100_CMD_NSID_ALL = 1 << 2,      /* NSID FFFFFFFFh: every namespace */
-};
-
-typedef struct H3100Cmd {
-    uint16_t (*fn)(H3100State *s, H3100Req *req);
-    uint32_t effects;                 /* log 05h: NVME_CMD_EFF_* */
-    uint32_t flags;                   /* H3100_CMD_* */
-    const char *name;                 /* trace events, nvme-cli's words */
-} H3100Cmd;
-
-/* log 05h's entries of hw/tables/nvme-cmds.h */
-#define H3100_EFF_PLAIN  NVME_CMD_EFF_CSUPP
-#define H3100_EFF_LBA    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_LBCC)
-#define H3100_EFF_CCC    (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_CCC)
-#define H3100_EFF_NS     (NVME_CMD_EFF_CSUPP | NVME_CMD_EFF_NCC | \
-                          NVME_CMD_EFF_NIC)
-#define H3100_EFF_ERASES (H3100_EFF_LBA | NVME_CMD_EFF_NCC | \
-                          NVME_CMD_EFF_NIC | \
-                          (2 << 16))    /* CSE: no command to any namespace */
-
-/* a table entry from a line of hw/tables/nvme-cmds.h */
-#define H3100_CMD_ENTRY(opcode, id, handler, cmd_name, eff, cmd_flags) \
-    [opcode] = { .fn = h3100_##handler, .effects = eff, \
-                 .flags = cmd_flags, .name = cmd_name },
-
-extern const H3100Cmd h3100_admin_cmds[256];
-extern const H3100Cmd h3100_io_cmds[256];
-const char *h3100_cmd_name(bool admin, uint8_t opcode);
 
 #endif

@@ -7,7 +7,7 @@
  *   handler  h3100_<handler>, the device's function for it
  *   name     trace events and messages, nvme-cli's words
  *   effects  the Commands Supported and Effects log's entry (log 05h)
- *   flags    H3100_CMD_*: when the device may run it (hw/h3100.h)
+ *   flags    H3100_CMD_*: when the device may run it (hw/h3100-cmd.h)
  *
  * The device builds its dispatch tables from it (hw/h3100-admin.c,
  * hw/h3100-io.c), so dispatch, log 05h, the sanitize gate and the traces

@@ -1047,10 +1047,10 @@ static char *serial_of(Dev *d)
     return g_strchomp(g_strndup((char *)id + 4, 20));
 }
 
-static Saved saved_stream(Dev *d, const char *name)
+/* @d's state saved to @name; @sn: its serial number (serial_of()). */
+static Saved saved_stream_of(Dev *d, const char *name, const char *sn)
 {
     g_autofree char *path = g_strdup_printf("%s/%s", qt_tmpdir(), name);
-    g_autofree char *sn = serial_of(d);
     uint8_t cap[8];
     Saved v = { 0 };
     gsize core;
@@ -1072,6 +1072,13 @@ static Saved saved_stream(Dev *d, const char *name)
     ck_assert_msg(at, "no serial %s in the controller's state", sn);
     v.sn = at - v.buf;
     return v;
+}
+
+static Saved saved_stream(Dev *d, const char *name)
+{
+    g_autofree char *sn = serial_of(d);
+
+    return saved_stream_of(d, name, sn);
 }
 
 /*
@@ -1195,6 +1202,84 @@ START_TEST(test_forged_unmaps)
     bad = spliced(&v, v.rt_end - rec - 4, rec + 4, rt, 4 + 2 * rec, &len);
     put_be(bad + v.rt - 4, v.rt_end - v.rt + rec, 4);
     assert_forgery_refused(d, bad, len, "bad unmap 1");
+    g_free(v.buf);
+    dev_close(d);
+}
+END_TEST
+
+/* The stream's record of the outstanding command @sqe (h3100-vmstate.c). */
+static gsize req_record(const Saved *v, const NvmeSqe *sqe)
+{
+    /* sqid, slot, phase, arg, in_flight, fua, nsid, status, then the SQE */
+    const gsize head = 14;
+
+    for (gsize o = v->rt + head; o + sizeof(*sqe) <= v->rt_end; o++) {
+        const NvmeSqe *at = (const NvmeSqe *)(v->buf + o);
+
+        if (at->opc == sqe->opc && at->nsid == sqe->nsid &&
+            at->cdw10 == sqe->cdw10 && at->cdw12 == sqe->cdw12 &&
+            at->prp1 == sqe->prp1) {
+            return o - head;
+        }
+    }
+    ck_abort_msg("no record of the command in the runtime state");
+    return 0;
+}
+
+/*
+ * A journal entry belongs to a write: in a request its pointer shares
+ * memory with the fields of the other opcodes (req->op).  Forged from a
+ * write held at the stop that owns one: the same command waiting for
+ * its time still loads; made a Read, it is refused.
+ */
+START_TEST(test_forged_journal_owner)
+{
+    g_autofree char *img = qt_backing_file("owner.img", DEV_NS_BYTES, "raw");
+    g_autofree char *drive = g_strdup_printf(
+        "driver=throttle,throttle-group=tg0,file.driver=raw,"
+        "file.file.driver=file,file.file.filename=%s", img);
+    Dev *d = dev_open_drive(drive, ",id=h0,vwc=on",
+                            "-object throttle-group,id=tg0,x-iops-total=20");
+    g_autofree char *bad = NULL;
+    g_autofree char *err = NULL;
+    g_autofree char *path = NULL;
+    g_autofree char *sn = serial_of(d);
+    uint64_t data = nh_alloc(d->h, 8 * 4096, 4096);
+    const uint8_t pending = 1, read = NVME_CMD_READ;
+    NvmeSqe sqe[8];
+    gsize rec = 0, len;
+    Saved v;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_VWC, 1, false, NULL),
+              NVME_SC_SUCCESS, "VWC on");
+    for (unsigned i = 0; i < 8; i++) {
+        nh_sqe_init(&sqe[i], NVME_CMD_WRITE, 1);
+        sqe[i].cdw10 = 1024 + i * 8;
+        sqe[i].cdw12 = 7;
+        nh_set_prps(d->h, &sqe[i], data + i * 4096, 4096);
+        nh_sq_put(d->h, d->q, &sqe[i], false);
+    }
+    nh_sq_ring(d->h, d->q);
+    qt_clock_step(d->qt, 1000);
+    qt_qmp_ok(d->qt, "{\"execute\": \"stop\"}");
+    v = saved_stream_of(d, "owner.state", sn);
+    /* the throttle holds the later writes' pre-reads: held at the stop */
+    for (unsigned i = 0; i < 8 && !rec; i++) {
+        gsize r = req_record(&v, &sqe[i]);
+
+        rec = v.buf[r + 6] ? r : 0;             /* in flight: held */
+    }
+    ck_assert_msg(rec, "no write was held at the stop");
+
+    /* waiting for its time, not in flight: still a write's */
+    bad = spliced(&v, rec + 4, 1, &pending, 1, &len);
+    bad[rec + 6] = 0;
+    path = g_strdup_printf("%s/owner-pending.state", qt_tmpdir());
+    ck_assert(g_file_set_contents(path, bad, len, NULL));
+    ck_assert_msg(restore_outcome(d, path, &err) == 0, "refused: %s", err);
+    /* ... and a Read's: refused */
+    bad[rec + 14] = read;
+    assert_forgery_refused(d, bad, len, "bad command");
     g_free(v.buf);
     dev_close(d);
 }
@@ -1454,6 +1539,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_damaged_streams);
     tcase_add_test(tc, test_forged_streams);
     tcase_add_test(tc, test_forged_unmaps);
+    tcase_add_test(tc, test_forged_journal_owner);
     tcase_add_test(tc, test_volatile_cache);
     tcase_add_test(tc, test_writes_held_at_stop);
     tcase_add_test(tc, test_sanitize_in_progress);
