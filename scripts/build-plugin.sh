@@ -167,7 +167,11 @@ for o in $(sh "$work/src/debian/extract-config-opts" "linux-$arch" "$work/src/de
     case $o in --disable-*) conf+=("$o") ;; esac
 done
 qbuild=$work/build
-conf_stamp=$(printf '%q ' "${conf[@]}")
+# the checkout the overlay points into is part of the stamp: the tree is
+# shared by every checkout, and after the overlay moved to another one
+# ninja's timestamps cannot tell which meson.build and trace-events the
+# generated files came from
+conf_stamp="$(printf '%q ' "${conf[@]}") project=$H3100_PROJECT"
 if [ ! -f "$qbuild/build.ninja" ] ||
    [ "$(cat "$qbuild/.h3100-conf-stamp" 2>/dev/null)" != "$conf_stamp" ]; then
     h3100_log "configuring QEMU $upstream as Debian does (log: $qbuild/configure.log)"
