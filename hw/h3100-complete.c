@@ -17,6 +17,7 @@
  *                        (h3100-req.c)
  *     in flight          h3100_req_leave(): out of the in-flight list; a
  *                        Format or Sanitize may wait for that (h3100-req.c)
+ *     a delay fault      h3100_fault_delay() (h3100-fault.c)
  *     its time           h3100_req_wait(): does it wait for the model's
  *                        completion time? (h3100-inflight.c)
  *   h3100_req_post_now   the drive completes it
@@ -24,7 +25,8 @@
  *     telemetry          h3100_telemetry_note() (h3100-telemetry.c)
  *     posting            h3100_cq_post() (h3100-queue.c), which releases
  *                        what it posted (h3100-req.c)
- *     interrupt          h3100_irq_notify() (h3100-irq.c)
+ *     interrupt          h3100_irq_notify() (h3100-irq.c), unless a
+ *                        lost-irq fault drops it (h3100-fault.c)
  *
  * Writes that complete no block request of their own (DSM, Format, a
  * namespace's erase) enter at h3100_write_landed() (h3100-io-done.c),
@@ -68,6 +70,7 @@ void h3100_req_complete(H3100Req *req)
     }
     h3100_req_leave(req, H3100_HOLD_INFLIGHT);
     now = h3100_now(s);
+    h3100_fault_delay(s, req, now);
     if (h3100_req_wait(s, req, now)) {
         return;
     }
@@ -85,6 +88,7 @@ void h3100_req_post_now(H3100Req *req, uint64_t now)
 {
     H3100State *s = req->s;
     H3100CQueue *cq = s->cq[req->sq->cqid];
+    bool lost_irq = h3100_fault_lost_irq(s, req);
     unsigned posted;
 
     if (req->status && req->status != NVME_NO_COMPLETE) {
@@ -97,5 +101,7 @@ void h3100_req_post_now(H3100Req *req, uint64_t now)
     QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
     req->posting = true;
     posted = h3100_cq_post(s, cq);
-    h3100_irq_notify(s, cq, posted);
+    if (!lost_irq) {
+        h3100_irq_notify(s, cq, posted);
+    }
 }

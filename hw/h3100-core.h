@@ -203,6 +203,16 @@ uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
                              uint64_t len);
 void h3100_req_unmap(H3100Req *req);
 
+/* h3100-fault.c: faults on demand, armed by the host */
+uint16_t h3100_fault_status(H3100State *s, H3100Req *req);
+void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
+bool h3100_fault_lost_irq(H3100State *s, H3100Req *req);
+void h3100_fault_class_init(ObjectClass *oc);
+void h3100_faults_realize(H3100State *s);
+void h3100_faults_drop(H3100State *s);
+void h3100_faults_pre_load(H3100State *s);
+extern const VMStateDescription h3100_vmstate_faults;
+
 /* h3100-blkdma.c: dma_blk_io() that maps RAM only, -EFAULT otherwise */
 BlockAIOCB *h3100_blk_dma(H3100State *s, QEMUSGList *qsg, int64_t offset,
                           DMADirection dir, BdrvRequestFlags flags,

@@ -298,6 +298,7 @@ static void h3100_state_init(H3100State *s)
     }
     h3100_runstate_init(s);
     h3100_durable_init(s);
+    h3100_faults_realize(s);
     h3100_blkerr_init(s);
     h3100_vcache_init(s);
     h3100_shutdown_init(s);
@@ -489,6 +490,7 @@ static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
     device_class_set_legacy_reset(dc, h3100_reset);
     h3100_health_props_init(oc);
     h3100_power_cut_class_init(oc);
+    h3100_fault_class_init(oc);
 }
 
 /*

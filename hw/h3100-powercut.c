@@ -40,6 +40,7 @@ static void h3100_power_cut(H3100State *s, bool machine)
      * is then off, so no new write comes before the unflushed are dropped.
      */
     h3100_ctrl_reset(s);
+    h3100_faults_drop(s);
     dropped = h3100_vcache_drop(s);
     s->power_cycles++;
     if (!s->shutdown.done) {

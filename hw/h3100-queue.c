@@ -315,7 +315,11 @@ static void h3100_sq_fetch(H3100SQueue *sq)
         trace_h3100_cmd(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode,
                         h3100_cmd_name(!sq->sqid, cmd.opcode),
                         le32_to_cpu(cmd.nsid));
-        status = sq->sqid ? h3100_io_cmd(s, req) : h3100_admin_cmd(s, req);
+        status = h3100_fault_status(s, req);
+        if (!status) {
+            status = sq->sqid ? h3100_io_cmd(s, req) :
+                                h3100_admin_cmd(s, req);
+        }
         if (status != NVME_NO_COMPLETE) {
             req->status = status;
             h3100_req_complete(req);

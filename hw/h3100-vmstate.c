@@ -1410,6 +1410,7 @@ static int h3100_pre_load(void *opaque)
         return -EINVAL;
     }
     h3100_mig_forget(s);
+    h3100_faults_pre_load(s);
     s->mig_ctrl_touched = true;       /* a failed load must undo all */
     s->quiesced = true;               /* the VM runs only when loaded */
     return 0;
@@ -1622,5 +1623,9 @@ const VMStateDescription h3100_vmstate = {
             .size = sizeof(GBytes *),
         },
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &h3100_vmstate_faults,
+        NULL
     },
 };

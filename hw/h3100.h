@@ -37,6 +37,7 @@
 #include "qapi/qapi-types-virtio.h"
 
 #include "h3100/model.h"
+#include "h3100/fault.h"
 #include "h3100/telemetry.h"
 #include "h3100/telemetry-log.h"
 #include "h3100/dapustor-log.h"
@@ -589,6 +590,11 @@ struct H3100State {
     uint32_t telemetry_ms;
     bool format_busy;
     H3100Req *format_wait;            /* Format waiting for I/O to land */
+    /* faults on demand (h3100-fault.c) */
+    H3100FaultTable faults;
+    unsigned faults_armed;
+    uint8_t *faults_mig;              /* the table as text, in a stream */
+    uint32_t faults_mig_len;
 };
 
 /* The most one command may transfer (MDTS), in bytes. */

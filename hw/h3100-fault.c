@@ -1,0 +1,312 @@
+/*
+ * DapuStor H3100 NVMe SSD: faults on demand
+ *
+ * Copyright (c) 2025 dapustor-h3100 authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The host arms a fault with `qom-set ID fault SPEC` (QMP or HMP), or
+ * at start with -device ...,fault=SPEC; `faults` lists what is armed with
+ * its counters; `fault-clear ID|all` disarms.  The specs, triggers and
+ * table are the model library's (include/h3100/fault.h); this file
+ * applies what fires to the command:
+ *   status     the command does not run: it completes with the status
+ *              (h3100_fault_status(), at fetch)
+ *   delay      it runs, and completes ms later in the drive's time
+ *              (h3100_fault_delay(), once its I/O is done)
+ *   lost-irq   its completion is posted without an interrupt
+ *              (h3100_fault_lost_irq(), as it is posted)
+ * Faults belong to the VM: a migration or savevm carries them, with
+ * their counters and generators (h3100_vmstate_faults); a reset keeps
+ * them; a power cut and fault-clear drop them.  The guest cannot reach
+ * any of this: only the host sets the properties.
+ * docs/guide/faults.md.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qapi/error.h"
+#include "h3100.h"
+#include "h3100-core.h"
+#include "h3100-cmd.h"
+#include "h3100-life.h"
+#include "trace.h"
+
+/* opc=NAME: the names of hw/tables/nvme-cmds.h */
+#define H3100_FAULT_ADMIN_NAME(opcode, id, handler, name, eff, flags) \
+    { name, true, opcode },
+#define H3100_FAULT_IO_NAME(opcode, id, handler, name, eff, flags) \
+    { name, false, opcode },
+static const H3100FaultOpName h3100_fault_names[] = {
+    H3100_ADMIN_COMMANDS(H3100_FAULT_ADMIN_NAME)
+    H3100_IO_COMMANDS(H3100_FAULT_IO_NAME)
+    { NULL },
+};
+
+/* @req as the faults see it: its queue, opcode, namespace and LBAs */
+static H3100FaultCmd h3100_fault_cmd(H3100Req *req)
+{
+    H3100FaultCmd c = {
+        .admin = !req->sq->sqid,
+        .qid = req->sq->sqid,
+        .opc = req->cmd.opcode,
+        .nsid = le32_to_cpu(req->cmd.nsid),
+    };
+
+    switch (c.admin ? 0xff : c.opc) {
+    case NVME_CMD_READ:
+    case NVME_CMD_WRITE:
+    case NVME_CMD_COMPARE:
+    case NVME_CMD_WRITE_UNCOR:
+    case NVME_CMD_WRITE_ZEROES:
+        c.has_lba = true;
+        c.slba = le32_to_cpu(req->cmd.cdw10) |
+                 (uint64_t)le32_to_cpu(req->cmd.cdw11) << 32;
+        c.nlb = (le32_to_cpu(req->cmd.cdw12) & 0xffff) + 1;
+        break;
+    }
+    return c;
+}
+
+/* The first armed fault of @kind that fires on @req, or NULL. */
+static H3100Fault *h3100_fault_fires(H3100State *s, H3100Req *req,
+                                     H3100FaultKind kind)
+{
+    H3100FaultCmd c;
+    int i;
+
+    if (!s->faults_armed) {
+        return NULL;                  /* the usual case: one test */
+    }
+    c = h3100_fault_cmd(req);
+    i = h3100_fault_next(&s->faults, 0, kind, &c, h3100_now(s));
+    if (i < 0) {
+        return NULL;
+    }
+    trace_h3100_fault_fire(s->faults.f[i].id, h3100_fault_kind_name(kind),
+                           req->sq->sqid, le16_to_cpu(req->cmd.cid),
+                           c.opc);
+    return &s->faults.f[i];
+}
+
+uint16_t h3100_fault_status(H3100State *s, H3100Req *req)
+{
+    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_STATUS);
+
+    if (!f) {
+        return NVME_SUCCESS;
+    }
+    return f->spec.sc | (f->spec.more ? NVME_MORE : 0) |
+           (f->spec.dnr ? NVME_DNR : 0);
+}
+
+/* @req's I/O is done at model time @now: later, if a fault says so */
+void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now)
+{
+    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_DELAY);
+
+    if (f) {
+        req->done_ns = MAX(req->done_ns, now) +
+                       (uint64_t)f->spec.ms * SCALE_MS;
+    }
+}
+
+bool h3100_fault_lost_irq(H3100State *s, H3100Req *req)
+{
+    return h3100_fault_fires(s, req, H3100_FAULT_LOST_IRQ);
+}
+
+/* ---- the properties ---------------------------------------------------- */
+
+static void h3100_faults_changed(H3100State *s)
+{
+    s->faults_armed = h3100_fault_armed(&s->faults);
+}
+
+/* A power cut: what was armed goes with the power. */
+void h3100_faults_drop(H3100State *s)
+{
+    h3100_lock(s);
+    h3100_fault_clear(&s->faults, "all", NULL);
+    h3100_faults_changed(s);
+    h3100_unlock(s);
+    trace_h3100_fault_clear(0);
+}
+
+/* At realize: what -device armed counts its time from now, on the seed. */
+void h3100_faults_realize(H3100State *s)
+{
+    h3100_fault_reseed(&s->faults, s->seed);
+}
+
+static void h3100_fault_set(Object *obj, const char *value, Error **errp)
+{
+    H3100State *s = DAPUSTOR_H3100(obj);
+    g_autoptr(GError) err = NULL;
+    g_autofree char *canon = NULL;
+    H3100FaultSpec spec;
+    uint32_t id;
+
+    if (!h3100_fault_parse(value, h3100_fault_names, &spec, &err)) {
+        error_setg(errp, "%s", err->message);
+        return;
+    }
+    if (spec.kind == H3100_FAULT_DELAY && !s->timing) {
+        error_setg(errp, "fault: delay needs timing=on (the drive's time)");
+        return;
+    }
+    if (s->model) {
+        h3100_lock(s);
+    }
+    id = h3100_fault_arm(&s->faults, &spec, s->model ? h3100_now(s) : 0,
+                         s->seed, &err);
+    h3100_faults_changed(s);
+    if (s->model) {
+        h3100_unlock(s);
+    }
+    if (!id) {
+        error_setg(errp, "%s", err->message);
+        return;
+    }
+    canon = h3100_fault_spec_str(&spec);
+    trace_h3100_fault_arm(id, canon);
+}
+
+static char *h3100_faults_get(Object *obj, Error **errp)
+{
+    H3100State *s = DAPUSTOR_H3100(obj);
+    char *list;
+
+    if (s->model) {
+        h3100_lock(s);
+    }
+    list = h3100_fault_list(&s->faults);
+    if (s->model) {
+        h3100_unlock(s);
+    }
+    return list;
+}
+
+static void h3100_fault_clear_set(Object *obj, const char *value,
+                                  Error **errp)
+{
+    H3100State *s = DAPUSTOR_H3100(obj);
+    g_autoptr(GError) err = NULL;
+    bool ok;
+
+    if (s->model) {
+        h3100_lock(s);
+    }
+    ok = h3100_fault_clear(&s->faults, value, &err);
+    h3100_faults_changed(s);
+    if (s->model) {
+        h3100_unlock(s);
+    }
+    if (!ok) {
+        error_setg(errp, "%s", err->message);
+        return;
+    }
+    trace_h3100_fault_clear(strcmp(value, "all") ? atoi(value) : 0);
+}
+
+static char *h3100_fault_write_only(Object *obj, Error **errp)
+{
+    return g_strdup("");
+}
+
+void h3100_fault_class_init(ObjectClass *oc)
+{
+    object_class_property_add_str(oc, "fault", h3100_fault_write_only,
+                                  h3100_fault_set);
+    object_class_property_set_description(oc, "fault",
+        "arm a fault: KIND[,key=value]... (docs/guide/faults.md)");
+    object_class_property_add_str(oc, "faults", h3100_faults_get, NULL);
+    object_class_property_set_description(oc, "faults",
+        "the armed faults and their counters");
+    object_class_property_add_str(oc, "fault-clear", h3100_fault_write_only,
+                                  h3100_fault_clear_set);
+    object_class_property_set_description(oc, "fault-clear",
+        "disarm a fault: its id, or 'all'");
+}
+
+/* ---- migration ---------------------------------------------------------- */
+
+/* the table as text: at most a spec and six numbers a fault */
+#define H3100_FAULT_MIG_MAX (H3100_FAULT_MAX * (H3100_FAULT_SPEC_MAX + 128))
+
+static bool h3100_faults_needed(void *opaque)
+{
+    H3100State *s = opaque;
+
+    return s->faults_armed;
+}
+
+static int h3100_faults_pre_save(void *opaque)
+{
+    H3100State *s = opaque;
+
+    g_free(s->faults_mig);
+    s->faults_mig = (uint8_t *)h3100_fault_save(&s->faults);
+    s->faults_mig_len = strlen((char *)s->faults_mig) + 1;
+    return 0;
+}
+
+static int h3100_faults_post_save(void *opaque)
+{
+    H3100State *s = opaque;
+
+    g_clear_pointer(&s->faults_mig, g_free);
+    return 0;
+}
+
+/* The stream's length, before QEMU allocates it */
+static bool h3100_faults_len_ok(void *opaque, int version_id)
+{
+    H3100State *s = opaque;
+
+    return s->faults_mig_len && s->faults_mig_len <= H3100_FAULT_MIG_MAX;
+}
+
+static int h3100_faults_post_load(void *opaque, int version_id)
+{
+    H3100State *s = opaque;
+    g_autoptr(GError) err = NULL;
+    char *text = (char *)s->faults_mig;
+    bool ok;
+
+    ok = text && memchr(text, '\0', s->faults_mig_len) ==
+                 text + s->faults_mig_len - 1 &&
+         h3100_fault_load(&s->faults, text, h3100_fault_names, &err);
+    g_clear_pointer(&s->faults_mig, g_free);
+    if (!ok) {
+        error_report("%s: migration: %s", TYPE_DAPUSTOR_H3100,
+                     err ? err->message : "faults: the table is not one");
+        return -EINVAL;
+    }
+    h3100_faults_changed(s);
+    return 0;
+}
+
+const VMStateDescription h3100_vmstate_faults = {
+    .name = "dapustor-h3100/faults",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = h3100_faults_needed,
+    .pre_save = h3100_faults_pre_save,
+    .post_save = h3100_faults_post_save,
+    .post_load = h3100_faults_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(faults_mig_len, H3100State),
+        VMSTATE_VALIDATE("faults' length", h3100_faults_len_ok),
+        VMSTATE_VBUFFER_ALLOC_UINT32(faults_mig, H3100State, 0, NULL,
+                                     faults_mig_len),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Before a load: the stream says what is armed (nothing, without it). */
+void h3100_faults_pre_load(H3100State *s)
+{
+    h3100_fault_clear(&s->faults, "all", NULL);
+    h3100_faults_changed(s);
+}

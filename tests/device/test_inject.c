@@ -1,0 +1,315 @@
+/*
+ * Faults on demand (hw/h3100-fault.c): armed over QMP or at start, each
+ * kind does to the command what docs/guide/faults.md says, the counters
+ * show it, bad specs are refused whole, and the table travels with a
+ * migration and a savevm/loadvm, firing on the same commands after.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include <string.h>
+
+#include "dev.h"
+#include "h3100/fault.h"
+
+#define H0  ",id=h0"
+#define SC_UNRECOVERED_READ 0x281
+#define SC_INTERNAL         0x006
+#define STATUS_DNR          0x4000    /* in the status field, past phase */
+
+static char *qom_set(Dev *d, const char *prop, const char *value)
+{
+    return qt_qmp(d->qt, "{\"execute\": \"qom-set\", \"arguments\": "
+                  "{\"path\": \"/machine/peripheral/h0\", \"property\": "
+                  "\"%s\", \"value\": \"%s\"}}", prop, value);
+}
+
+static void arm(Dev *d, const char *spec)
+{
+    g_autofree char *r = qom_set(d, "fault", spec);
+
+    ck_assert_msg(strstr(r, "\"return\""), "arming '%s': %s", spec, r);
+}
+
+static char *faults(Dev *d)
+{
+    return qt_qmp(d->qt, "{\"execute\": \"qom-get\", \"arguments\": "
+                  "{\"path\": \"/machine/peripheral/h0\", \"property\": "
+                  "\"faults\"}}");
+}
+
+static uint16_t read_at(Dev *d, uint64_t slba, uint32_t nlb, NvmeCqe *cqe)
+{
+    uint64_t buf = nh_alloc(d->h, nlb * 512, 4096);
+    NvmeSqe sqe;
+
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.cdw10 = slba;
+    sqe.cdw12 = nlb - 1;
+    nh_set_prps(d->h, &sqe, buf, nlb * 512);
+    *cqe = nh_cmd(d->h, d->q, &sqe);
+    return nh_status(cqe);
+}
+
+static bool more_bit(const NvmeCqe *cqe)
+{
+    return (cqe->status >> 14) & 1;
+}
+
+START_TEST(test_status)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+    uint8_t log[64];
+    uint32_t val;
+    NvmeCqe cqe;
+
+    arm(d, "status,opc=read,lba=100+8,sc=0x281,dnr=on");
+    ck_status(read_at(d, 0, 8, &cqe), NVME_SC_SUCCESS, "read LBA 0");
+    ck_status(read_at(d, 104, 8, &cqe), SC_UNRECOVERED_READ, "read LBA 104");
+    ck_assert(nh_dnr(&cqe));
+    ck_assert(!more_bit(&cqe));
+    /* count=1: once only */
+    ck_status(read_at(d, 104, 8, &cqe), NVME_SC_SUCCESS, "read again");
+    list = faults(d);
+    ck_assert_msg(strstr(list, "1 status,q=io,opc=0x02,lba=100-107,count=1,"
+                         "sc=0x281,dnr=on,more=off matched=1 fired=1 spent"),
+                  "%s", list);
+    /* the Error Information log has it, as a drive's own error */
+    ck_status(nh_get_log(d->h, NVME_LOG_ERROR, 0xffffffff, log, 64, 0),
+              NVME_SC_SUCCESS, "error log");
+    ck_assert_uint_eq(le16_at(log, 12) >> 1, SC_UNRECOVERED_READ |
+                      STATUS_DNR);
+
+    /* admin commands too, with More */
+    arm(d, "status,opc=get-features,sc=0x6,more=on,count=2");
+    ck_status(nh_get_features(d->h, NVME_FEAT_ARBITRATION, 0, 0, &val),
+              SC_INTERNAL, "get features");
+    ck_status(nh_get_features(d->h, NVME_FEAT_ARBITRATION, 0, 0, &val),
+              SC_INTERNAL, "get features");
+    ck_status(nh_get_features(d->h, NVME_FEAT_ARBITRATION, 0, 0, &val),
+              NVME_SC_SUCCESS, "get features");
+    dev_close(d);
+}
+END_TEST
+
+/* after= and every=: the 3rd and 5th matching reads, on queue 1 only */
+START_TEST(test_triggers)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint8_t zero[512] = { 0 };
+    NvmeCqe cqe;
+
+    arm(d, "status,q=1,opc=read,after=2,every=2,count=0,sc=0x281");
+    for (int i = 1; i <= 6; i++) {
+        uint16_t want = i == 3 || i == 5 ? SC_UNRECOVERED_READ : 0;
+
+        ck_status(read_at(d, i, 1, &cqe), want, "read %d", i);
+        ck_assert(!nh_dnr(&cqe));
+    }
+    ck_status(nh_write(d->h, d->q, 0, zero, 512), NVME_SC_SUCCESS,
+              "a write does not match");
+    dev_close(d);
+}
+END_TEST
+
+/* delay: the command completes ms later in the drive's (virtual) time */
+START_TEST(test_delay)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    int64_t t0, plain, slow;
+    NvmeCqe cqe;
+
+    t0 = qt_clock_now(d->qt);
+    ck_status(read_at(d, 0, 8, &cqe), 0, "plain read");
+    plain = qt_clock_now(d->qt) - t0;
+    arm(d, "delay,opc=read,ms=50");
+    t0 = qt_clock_now(d->qt);
+    ck_status(read_at(d, 0, 8, &cqe), 0, "delayed read");
+    slow = qt_clock_now(d->qt) - t0;
+    ck_assert_msg(slow >= 50 * 1000000LL && slow < plain + 60 * 1000000LL,
+                  "plain %" PRId64 " ns, delayed %" PRId64 " ns", plain, slow);
+    dev_close(d);
+
+    /* without timing the drive has no time to add to: refused */
+    d = dev_open_full(NULL, H0 ",timing=off", "");
+    {
+        g_autofree char *r = qom_set(d, "fault", "delay,ms=5");
+
+        ck_assert_msg(strstr(r, "needs timing=on"), "%s", r);
+    }
+    dev_close(d);
+}
+END_TEST
+
+/* lost-irq: the entry is in the CQ, the MSI-X message never comes */
+START_TEST(test_lost_irq)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    NvmeHost *h = d->h;
+    uint64_t msi = nh_alloc(h, 4096, 4096);
+    NvmeQueue *q;
+    NvmeCqe cqe;
+    NvmeSqe sqe;
+
+    nh_msix_enable(h);
+    nh_msix_set(h, 3, msi, 0xfee1, false);
+    q = nh_create_ioq(h, 2, 16, 3);
+    arm(d, "lost-irq,q=2,count=1");
+    nh_sqe_init(&sqe, NVME_CMD_FLUSH, 1);
+    qt_writel(d->qt, msi, 0);
+    nh_submit(h, q, &sqe);
+    ck_assert(nh_wait(h, q, &cqe, 1000000000));
+    ck_status(nh_status(&cqe), 0, "flush");
+    qt_clock_step(d->qt, 1000000);
+    ck_assert_msg(qt_readl(d->qt, msi) == 0, "an interrupt was sent");
+    nh_submit(h, q, &sqe);
+    ck_assert(nh_wait(h, q, &cqe, 1000000000));
+    ck_assert_msg(qt_readl(d->qt, msi) == 0xfee1, "the next one was lost "
+                  "too");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_bad_specs_refused)
+{
+    static const char *const bad[][2] = {
+        { "explode", "the kind first" },
+        { "status,sc=0x281,colour=red", "unknown key 'colour'" },
+        { "status", "needs sc" },
+        { "status,opc=identify,q=io,sc=0x2", "another queue" },
+        { "lost-irq,lba=9-1", "bad value '9-1' for 'lba'" },
+    };
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *before = NULL, *after = NULL;
+
+    arm(d, "lost-irq,count=0");
+    before = faults(d);
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *r = qom_set(d, "fault", bad[i][0]);
+
+        ck_assert_msg(strstr(r, "\"error\"") && strstr(r, bad[i][1]),
+                      "'%s': %s", bad[i][0], r);
+    }
+    for (int i = 1; i < H3100_FAULT_MAX; i++) {
+        arm(d, "lost-irq,opc=0x7f");
+    }
+    {
+        g_autofree char *r = qom_set(d, "fault", "lost-irq");
+
+        ck_assert_msg(strstr(r, "armed already"), "%s", r);
+    }
+    {
+        g_autofree char *r = qom_set(d, "fault-clear", "99");
+
+        ck_assert_msg(strstr(r, "no fault 99"), "%s", r);
+    }
+    g_free(qom_set(d, "fault-clear", "all"));
+    after = faults(d);
+    ck_assert_msg(strstr(after, "\"return\": \"\""), "%s", after);
+    ck_assert(strstr(before, "1 lost-irq,count=0 matched=0 fired=0"));
+    dev_close(d);
+}
+END_TEST
+
+/* Armed at start (-device ...,fault=), kept by a reset, gone with power */
+START_TEST(test_at_start_reset_and_power_cut)
+{
+    Dev *d = dev_open_full(NULL, H0 ",fault=status,,opc=read,,count=0,,"
+                           "sc=0x281", "");
+    g_autofree char *list = NULL;
+    NvmeCqe cqe;
+
+    ck_status(read_at(d, 0, 1, &cqe), SC_UNRECOVERED_READ, "read");
+    nh_disable(d->h);                     /* a controller reset */
+    dev_reprobe(d);
+    ck_status(read_at(d, 0, 1, &cqe), SC_UNRECOVERED_READ, "after reset");
+    g_free(qom_set(d, "power-cut", "drive"));
+    list = faults(d);
+    ck_assert_msg(strstr(list, "\"return\": \"\""), "%s", list);
+    dev_reprobe(d);
+    ck_status(read_at(d, 0, 1, &cqe), 0, "after the power cut");
+    dev_close(d);
+}
+END_TEST
+
+/* The pattern of 1s (fired) over @n reads of LBA 0 */
+static void fire_pattern(Dev *d, unsigned n, GString *out)
+{
+    NvmeCqe cqe;
+
+    for (unsigned i = 0; i < n; i++) {
+        g_string_append_c(out, read_at(d, 0, 1, &cqe) ? '1' : '0');
+    }
+}
+
+#define PROB_FAULT "status,opc=read,prob=400000,count=0,sc=0x281"
+
+/*
+ * A prob= fault fires on the same reads after a migration or a loadvm
+ * as it would have without: its counters and generator travel.
+ */
+START_TEST(test_migrate_and_savevm)
+{
+    g_autofree char *img = qt_backing_file("inject.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    GString *ref = g_string_new(NULL), *got = g_string_new(NULL);
+    g_autofree char *st = NULL, *list1 = NULL, *list2 = NULL;
+    g_autofree char *err = NULL;
+    Dev *d;
+
+    d = dev_open_full(NULL, H0 ",seed=9", "");
+    arm(d, PROB_FAULT);
+    fire_pattern(d, 40, ref);
+    dev_close(d);
+    ck_assert(strchr(ref->str, '1') && strchr(ref->str, '0'));
+
+    /* 20 reads, a migration, 20 more */
+    d = dev_open_full(NULL, H0 ",seed=9", "");
+    arm(d, PROB_FAULT);
+    fire_pattern(d, 20, got);
+    list1 = faults(d);
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+    list2 = faults(d);
+    ck_assert_str_eq(list1, list2);
+    fire_pattern(d, 20, got);
+    ck_assert_str_eq(ref->str, got->str);
+    dev_close(d);
+
+    /* savevm after 10, 30 more, loadvm: the 30 again, alike */
+    g_string_truncate(got, 0);
+    d = dev_open_drive(drive, H0 ",seed=9", "");
+    arm(d, PROB_FAULT);
+    fire_pattern(d, 10, got);
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"savevm s1\"}}");
+    fire_pattern(d, 30, got);
+    ck_assert_str_eq(ref->str, got->str);
+    g_free(qom_set(d, "fault-clear", "all"));
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"loadvm s1\"}}");
+    g_string_truncate(got, 10);
+    fire_pattern(d, 30, got);
+    ck_assert_str_eq(ref->str, got->str);
+    dev_close(d);
+    g_string_free(ref, true);
+    g_string_free(got, true);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("inject");
+    TCase *tc = dev_tcase(s, "inject");
+
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_status);
+    tcase_add_test(tc, test_triggers);
+    tcase_add_test(tc, test_delay);
+    tcase_add_test(tc, test_lost_irq);
+    tcase_add_test(tc, test_bad_specs_refused);
+    tcase_add_test(tc, test_at_start_reset_and_power_cut);
+    tcase_add_test(tc, test_migrate_and_savevm);
+    return dev_main(s);
+}
