@@ -275,6 +275,12 @@ static uint16_t h3100_abort(H3100State *s, H3100Req *req)
                 return NVME_SUCCESS;
             }
         }
+        if (r->held) {
+            if (h3100_fault_abort(s, r)) {
+                req->cqe.result = 0;
+            }
+            return NVME_SUCCESS;
+        }
         if (r->pending) {
             r->status = NVME_CMD_ABORT_REQ;
             req->cqe.result = 0;

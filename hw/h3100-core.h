@@ -150,6 +150,7 @@ typedef enum H3100Hold {
     H3100_HOLD_DEFERRED,
     H3100_HOLD_DURABLE,
     H3100_HOLD_PENDING,
+    H3100_HOLD_FAULT,
     H3100_HOLD_INFLIGHT,
     H3100_HOLD_VCACHE,
     H3100_HOLD_MEMORY,
@@ -204,7 +205,9 @@ uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
 void h3100_req_unmap(H3100Req *req);
 
 /* h3100-fault.c: faults on demand, armed by the host */
-uint16_t h3100_fault_status(H3100State *s, H3100Req *req);
+uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req);
+void h3100_fault_unhold(H3100State *s, H3100Req *req);
+bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req);
 void h3100_fault_class_init(ObjectClass *oc);

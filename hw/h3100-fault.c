@@ -10,8 +10,11 @@
  * its counters; `fault-clear ID|all` disarms.  The specs, triggers and
  * table are the model library's (include/h3100/fault.h); this file
  * applies what fires to the command:
+ *   timeout    the command does not run and never completes: it is held
+ *              (s->held) until an Abort the fault honours, its queue's
+ *              deletion, a reset or a power cut (h3100_fault_at_fetch())
  *   status     the command does not run: it completes with the status
- *              (h3100_fault_status(), at fetch)
+ *              (h3100_fault_at_fetch())
  *   delay      it runs, and completes ms later in the drive's time
  *              (h3100_fault_delay(), once its I/O is done)
  *   lost-irq   its completion is posted without an interrupt
@@ -89,15 +92,52 @@ static H3100Fault *h3100_fault_fires(H3100State *s, H3100Req *req,
     return &s->faults.f[i];
 }
 
-uint16_t h3100_fault_status(H3100State *s, H3100Req *req)
+/*
+ * A command just fetched: held (NVME_NO_COMPLETE), failed with a status,
+ * or run (NVME_SUCCESS: nothing fired).  A held command has no block I/O:
+ * no drain, Format or reset ever waits for it.
+ */
+uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req)
 {
-    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_STATUS);
+    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_TIMEOUT);
 
+    if (f) {
+        req->held = true;
+        req->held_abort_ignored = f->spec.abort_ignored;
+        QTAILQ_INSERT_TAIL(&s->held, req, held_entry);
+        return NVME_NO_COMPLETE;
+    }
+    f = h3100_fault_fires(s, req, H3100_FAULT_STATUS);
     if (!f) {
         return NVME_SUCCESS;
     }
     return f->spec.sc | (f->spec.more ? NVME_MORE : 0) |
            (f->spec.dnr ? NVME_DNR : 0);
+}
+
+/* @req leaves s->held: released (a reset, its queue deleted) or aborted */
+void h3100_fault_unhold(H3100State *s, H3100Req *req)
+{
+    if (req->held) {
+        QTAILQ_REMOVE(&s->held, req, held_entry);
+        req->held = false;
+        trace_h3100_fault_release(req->sq->sqid, le16_to_cpu(req->cmd.cid));
+    }
+}
+
+/*
+ * An Abort names held @req: true when the fault lets it go, and @req
+ * completes as aborted; false when the fault ignores Aborts.
+ */
+bool h3100_fault_abort(H3100State *s, H3100Req *req)
+{
+    if (req->held_abort_ignored) {
+        return false;
+    }
+    h3100_fault_unhold(s, req);
+    req->status = NVME_CMD_ABORT_REQ;
+    h3100_req_post_now(req, h3100_now(s));
+    return true;
 }
 
 /* @req's I/O is done at model time @now: later, if a fault says so */
@@ -136,6 +176,7 @@ void h3100_faults_drop(H3100State *s)
 /* At realize: what -device armed counts its time from now, on the seed. */
 void h3100_faults_realize(H3100State *s)
 {
+    QTAILQ_INIT(&s->held);
     h3100_fault_reseed(&s->faults, s->seed);
 }
 

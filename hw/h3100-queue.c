@@ -315,7 +315,7 @@ static void h3100_sq_fetch(H3100SQueue *sq)
         trace_h3100_cmd(sq->sqid, le16_to_cpu(cmd.cid), cmd.opcode,
                         h3100_cmd_name(!sq->sqid, cmd.opcode),
                         le32_to_cpu(cmd.nsid));
-        status = h3100_fault_status(s, req);
+        status = h3100_fault_at_fetch(s, req);
         if (!status) {
             status = sq->sqid ? h3100_io_cmd(s, req) :
                                 h3100_admin_cmd(s, req);
@@ -323,7 +323,8 @@ static void h3100_sq_fetch(H3100SQueue *sq)
         if (status != NVME_NO_COMPLETE) {
             req->status = status;
             h3100_req_complete(req);
-        } else if (req->aiocb || (sq->sqid && !req->io_done)) {
+        } else if (!req->held &&
+                   (req->aiocb || (sq->sqid && !req->io_done))) {
             /*
              * An I/O command whose work is out without a block request
              * of its own (Write Zeroes' and Deallocate's unmaps) is in
@@ -467,13 +468,16 @@ static void h3100_req_drop(H3100State *s, H3100Req *req)
     h3100_req_release(req);
 }
 
-/* Forget the commands that wait only for their time or a CQ slot. */
+/*
+ * Forget the commands that wait only for their time or a CQ slot, or
+ * that a timeout fault holds.
+ */
 static void h3100_sq_drop_waiting(H3100State *s, H3100SQueue *sq)
 {
     for (uint32_t i = 0; i < sq->size; i++) {
         H3100Req *req = &sq->reqs[i];
 
-        if (req->pending || req->posting) {
+        if (req->pending || req->posting || req->held) {
             h3100_req_drop(s, req);
         }
     }

@@ -53,6 +53,7 @@ static void (*const h3100_req_holds[H3100_HOLDS])(H3100State *s,
     [H3100_HOLD_DEFERRED] = h3100_deferred_drop,  /* held while stopped */
     [H3100_HOLD_DURABLE] = h3100_durable_drop,    /* waiting for a flush */
     [H3100_HOLD_PENDING] = h3100_pending_drop,    /* waiting for its time */
+    [H3100_HOLD_FAULT] = h3100_fault_unhold,      /* a timeout fault's */
     [H3100_HOLD_INFLIGHT] = h3100_req_leave_inflight, /* block I/O out */
     [H3100_HOLD_VCACHE] = h3100_req_leave_vcache, /* what a write overwrote */
     [H3100_HOLD_MEMORY] = h3100_req_leave_memory, /* its map, its buffers */

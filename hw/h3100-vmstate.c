@@ -88,6 +88,7 @@ typedef enum H3100MigPhase {
     H3100_MIG_NS_JOB,                 /* a namespace erase's command */
     H3100_MIG_DEFERRED,               /* a write held back by the stop */
     H3100_MIG_DURABLE,                /* landed, waits for a flush */
+    H3100_MIG_HELD,                   /* a timeout fault holds it */
     H3100_MIG_PHASES,
 } H3100MigPhase;
 
@@ -375,6 +376,10 @@ static uint8_t rt_req_phase(RtSave *rs, H3100Req *req, uint8_t *arg)
     *arg = 0;
     if (req->pending) {
         return H3100_MIG_PENDING;
+    }
+    if (req->held) {
+        *arg = req->held_abort_ignored;
+        return H3100_MIG_HELD;
     }
     if (req->posting) {
         return H3100_MIG_POSTING;
@@ -1008,6 +1013,8 @@ static bool rt_req_fits(RtLoad *rl, H3100Req *req, uint8_t phase,
         return admin ? opc == NVME_ADM_CMD_FORMAT_NVM :
                        opc == NVME_CMD_WRITE || opc == NVME_CMD_WRITE_ZEROES ||
                        opc == NVME_CMD_DSM;
+    case H3100_MIG_HELD:
+        return arg <= 1;
     default:
         return false;
     }
@@ -1078,6 +1085,11 @@ static void rt_req_place(RtLoad *rl, H3100Req *req, uint8_t phase,
     case H3100_MIG_DURABLE:
         QTAILQ_INSERT_TAIL(&s->durable_next, req, durable_entry);
         req->durable_wait = H3100_DURABLE_NEXT;
+        break;
+    case H3100_MIG_HELD:
+        QTAILQ_INSERT_TAIL(&s->held, req, held_entry);
+        req->held = true;
+        req->held_abort_ignored = arg;
         break;
     }
 }

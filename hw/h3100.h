@@ -184,6 +184,9 @@ typedef struct H3100Req {
     uint8_t durable_wait;             /* ... on durable_next or _batch */
     QTAILQ_ENTRY(H3100Req) retry_entry;   /* kept by werror=stop */
     QTAILQ_ENTRY(H3100Req) defer_entry;   /* write held while stopped */
+    QTAILQ_ENTRY(H3100Req) held_entry;    /* held by a timeout fault */
+    bool held;                        /* ... on s->held */
+    bool held_abort_ignored;          /* ... and Abort leaves it there */
     bool parked;                      /* ... on s->retry */
     bool deferred;                    /* ... on s->deferred */
     bool in_flight;
@@ -593,6 +596,7 @@ struct H3100State {
     /* faults on demand (h3100-fault.c) */
     H3100FaultTable faults;
     unsigned faults_armed;
+    QTAILQ_HEAD(, H3100Req) held;     /* commands a timeout fault holds */
     uint8_t *faults_mig;              /* the table as text, in a stream */
     uint32_t faults_mig_len;
 };

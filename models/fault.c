@@ -186,6 +186,9 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
     if (!strcmp(key, "ms")) {
         return kind == H3100_FAULT_DELAY;
     }
+    if (!strcmp(key, "abort")) {
+        return kind == H3100_FAULT_TIMEOUT;
+    }
     return true;
 }
 
@@ -229,6 +232,9 @@ static bool parse_key(const char *key, const char *v,
         ok = parse_onoff(v, &spec->dnr);
     } else if (!strcmp(key, "more")) {
         ok = parse_onoff(v, &spec->more);
+    } else if (!strcmp(key, "abort")) {
+        ok = !strcmp(v, "honour") || !strcmp(v, "ignore");
+        spec->abort_ignored = !strcmp(v, "ignore");
     } else if (!strcmp(key, "ms")) {
         ok = parse_u64(v, H3100_FAULT_MS_MAX, &n) && n;
         spec->ms = n;
@@ -371,6 +377,10 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
     }
     if (sp->kind == H3100_FAULT_DELAY) {
         g_string_append_printf(g, ",ms=%" PRIu32, sp->ms);
+    }
+    if (sp->kind == H3100_FAULT_TIMEOUT) {
+        g_string_append_printf(g, ",abort=%s",
+                               sp->abort_ignored ? "ignore" : "honour");
     }
     return g_string_free(g, false);
 }

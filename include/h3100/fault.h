@@ -26,6 +26,7 @@
  * and when it looks at one, is the device's (hw/h3100-fault.c).
  */
 #define H3100_FAULT_KINDS(X) \
+    X(TIMEOUT, "timeout") \
     X(STATUS, "status") \
     X(DELAY, "delay") \
     X(LOST_IRQ, "lost-irq")
@@ -66,6 +67,7 @@ typedef struct H3100FaultSpec {
     uint16_t sc;                      /* status: SCT << 8 | SC */
     bool dnr, more;
     uint32_t ms;                      /* delay */
+    bool abort_ignored;               /* timeout: Abort leaves it held */
 } H3100FaultSpec;
 
 typedef struct H3100Fault {

@@ -92,6 +92,94 @@ START_TEST(test_status)
 }
 END_TEST
 
+/* Submit a read of LBA @slba on queue 1 without waiting: its cid */
+static uint16_t read_nowait(Dev *d, uint64_t slba)
+{
+    NvmeSqe sqe;
+
+    nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+    sqe.cdw10 = slba;
+    nh_set_prps(d->h, &sqe, nh_alloc(d->h, 4096, 4096), 512);
+    return nh_submit(d->h, d->q, &sqe);
+}
+
+/* Abort command @cid of SQ 1: Abort's DW0 (bit 0 set: not aborted) */
+static uint32_t abort_cmd(Dev *d, uint16_t cid)
+{
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, NVME_ADM_ABORT, 0);
+    sqe.cdw10 = 1 | (uint32_t)cid << 16;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), NVME_SC_SUCCESS, "abort");
+    return cqe.dw0;
+}
+
+/*
+ * timeout: the read never completes; an Abort ends it (honour) or is
+ * refused (ignore); deleting its queue and a reset release it.
+ */
+START_TEST(test_timeout)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+    uint16_t cid;
+    NvmeCqe cqe;
+
+    arm(d, "timeout,opc=read,lba=7+1");
+    cid = read_nowait(d, 7);
+    ck_assert_msg(!nh_wait_cid(d->h, d->q, cid, &cqe, 2000000000LL),
+                  "a held read completed");
+    ck_status(read_at(d, 8, 1, &cqe), 0, "another read goes on");
+    ck_assert_uint_eq(abort_cmd(d, cid) & 1, 0);
+    ck_assert(nh_wait_cid(d->h, d->q, cid, &cqe, 1000000000LL));
+    ck_status(nh_status(&cqe), NVME_SC_ABORT_REQ, "the aborted read");
+
+    arm(d, "timeout,opc=read,lba=7+1,abort=ignore");
+    cid = read_nowait(d, 7);
+    ck_assert_uint_eq(abort_cmd(d, cid) & 1, 1);
+    ck_assert_msg(!nh_wait_cid(d->h, d->q, cid, &cqe, 2000000000LL),
+                  "a read the fault holds completed after an ignored Abort");
+    list = faults(d);
+    ck_assert_msg(strstr(list, "2 timeout,q=io,opc=0x02,lba=7-7,count=1,"
+                         "abort=ignore matched=1 fired=1 spent"), "%s", list);
+    /* its queue's deletion does not wait for it */
+    ck_status(nh_delete_sq(d->h, 1), NVME_SC_SUCCESS, "delete SQ 1");
+    ck_status(nh_delete_cq(d->h, 1), NVME_SC_SUCCESS, "delete CQ 1");
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    arm(d, "timeout,opc=read,lba=7+1");
+    read_nowait(d, 7);
+    /* nor does a reset */
+    nh_disable(d->h);
+    dev_reprobe(d);
+    ck_status(read_at(d, 7, 1, &cqe), 0, "read after the reset");
+    dev_close(d);
+}
+END_TEST
+
+/* A held command travels: aborted on the destination */
+START_TEST(test_timeout_migrates)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *st = NULL, *err = NULL;
+    uint16_t cid;
+    NvmeCqe cqe;
+
+    arm(d, "timeout,opc=read");
+    cid = read_nowait(d, 3);
+    ck_assert(!nh_wait_cid(d->h, d->q, cid, &cqe, 100000000LL));
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+    ck_assert(!nh_wait_cid(d->h, d->q, cid, &cqe, 1000000000LL));
+    ck_assert_uint_eq(abort_cmd(d, cid) & 1, 0);
+    ck_assert(nh_wait_cid(d->h, d->q, cid, &cqe, 1000000000LL));
+    ck_status(nh_status(&cqe), NVME_SC_ABORT_REQ, "aborted on the "
+              "destination");
+    dev_close(d);
+}
+END_TEST
+
 /* after= and every=: the 3rd and 5th matching reads, on queue 1 only */
 START_TEST(test_triggers)
 {
@@ -305,6 +393,8 @@ int main(void)
 
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_status);
+    tcase_add_test(tc, test_timeout);
+    tcase_add_test(tc, test_timeout_migrates);
     tcase_add_test(tc, test_triggers);
     tcase_add_test(tc, test_delay);
     tcase_add_test(tc, test_lost_irq);

@@ -54,6 +54,8 @@ START_TEST(test_parse_and_canonical_form)
         "delay,ms=200,at=1s,for=250ms,prob=500000",
         "lost-irq,q=admin,opc=identify",
         "delay,ms=1,at=1500us,for=7ns",
+        "timeout,opc=read,abort=ignore",
+        "timeout,q=admin",
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
@@ -91,6 +93,8 @@ START_TEST(test_bad_specs)
     parse_bad("delay,ms=0", "bad value");
     parse_bad("delay,ms=600001", "bad value");
     parse_bad("lost-irq,dnr=on", "takes no 'dnr'");
+    parse_bad("status,sc=0x2,abort=ignore", "takes no 'abort'");
+    parse_bad("timeout,abort=maybe", "bad value");
     parse_bad("lost-irq,q=", "bad value");
     parse_bad("lost-irq,q=65536", "bad value");
     parse_bad("lost-irq,opc=frobnicate", "bad value");
