@@ -207,6 +207,9 @@ void h3100_req_unmap(H3100Req *req);
 /* h3100-fault.c: faults on demand, armed by the host */
 uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req);
 void h3100_fault_unhold(H3100State *s, H3100Req *req);
+uint32_t h3100_fault_at_enable(H3100State *s);
+void h3100_fault_reset(H3100State *s);
+void h3100_faults_free(H3100State *s);
 bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req);

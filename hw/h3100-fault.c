@@ -15,6 +15,12 @@
  *              deletion, a reset or a power cut (h3100_fault_at_fetch())
  *   status     the command does not run: it completes with the status
  *              (h3100_fault_at_fetch())
+ *   fatal      the command is lost and the controller fails (CSTS.CFS,
+ *              a controller-initiated telemetry snapshot); it comes back
+ *              after `resets` more enables, or never
+ *              (h3100_fault_at_fetch(), h3100_fault_at_enable())
+ *   ready-delay  CSTS.RDY comes ms after CC.EN, or never
+ *              (h3100_fault_at_enable())
  *   delay      it runs, and completes ms later in the drive's time
  *              (h3100_fault_delay(), once its I/O is done)
  *   lost-irq   its completion is posted without an interrupt
@@ -32,6 +38,7 @@
 #include "h3100.h"
 #include "h3100-core.h"
 #include "h3100-cmd.h"
+#include "h3100-mgmt.h"
 #include "h3100-life.h"
 #include "trace.h"
 
@@ -97,14 +104,35 @@ static H3100Fault *h3100_fault_fires(H3100State *s, H3100Req *req,
  * or run (NVME_SUCCESS: nothing fired).  A held command has no block I/O:
  * no drain, Format or reset ever waits for it.
  */
+static void h3100_fault_hold(H3100State *s, H3100Req *req,
+                             bool abort_ignored)
+{
+    req->held = true;
+    req->held_abort_ignored = abort_ignored;
+    QTAILQ_INSERT_TAIL(&s->held, req, held_entry);
+}
+
+/* The controller fails: the firmware stops, the host sees CSTS.CFS. */
+static void h3100_fault_fatal(H3100State *s, const H3100Fault *f)
+{
+    s->fatal = true;
+    s->fatal_resets = f->spec.resets;
+    stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_FAILED);
+    h3100_tlog_fatal(s);
+}
+
 uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req)
 {
     H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_TIMEOUT);
 
     if (f) {
-        req->held = true;
-        req->held_abort_ignored = f->spec.abort_ignored;
-        QTAILQ_INSERT_TAIL(&s->held, req, held_entry);
+        h3100_fault_hold(s, req, f->spec.abort_ignored);
+        return NVME_NO_COMPLETE;
+    }
+    f = h3100_fault_fires(s, req, H3100_FAULT_FATAL);
+    if (f) {
+        h3100_fault_hold(s, req, true);   /* lost: a reset releases it */
+        h3100_fault_fatal(s, f);
         return NVME_NO_COMPLETE;
     }
     f = h3100_fault_fires(s, req, H3100_FAULT_STATUS);
@@ -156,6 +184,62 @@ bool h3100_fault_lost_irq(H3100State *s, H3100Req *req)
     return h3100_fault_fires(s, req, H3100_FAULT_LOST_IRQ);
 }
 
+static void h3100_ready_timer_cb(void *opaque)
+{
+    H3100State *s = opaque;
+
+    if (s->ready_at && NVME_CC_EN(ldl_le_p(&s->bar.cc))) {
+        stl_le_p(&s->bar.csts, ldl_le_p(&s->bar.csts) | NVME_CSTS_READY);
+        trace_h3100_fault_ready(s->ready_at);
+    }
+    s->ready_at = 0;
+}
+
+/*
+ * The controller was enabled and its admin queue made: the CSTS bits it
+ * shows now.  RDY, unless a fatal fault outlives this reset (RDY and
+ * CFS) or a ready-delay fault holds RDY back.
+ */
+uint32_t h3100_fault_at_enable(H3100State *s)
+{
+    H3100Fault *f;
+    int i;
+
+    if (s->fatal && !s->fatal_resets) {
+        s->fatal = false;             /* this reset cured it */
+    } else if (s->fatal) {
+        if (s->fatal_resets != H3100_FAULT_RESETS_NEVER) {
+            s->fatal_resets--;
+        }
+        return NVME_CSTS_READY | NVME_CSTS_FAILED;
+    }
+    if (!s->faults_armed) {
+        return NVME_CSTS_READY;
+    }
+    i = h3100_fault_next(&s->faults, 0, H3100_FAULT_READY_DELAY, NULL,
+                         h3100_now(s));
+    if (i < 0) {
+        return NVME_CSTS_READY;
+    }
+    f = &s->faults.f[i];
+    trace_h3100_fault_fire(f->id, "ready-delay", 0, 0, 0);
+    if (f->spec.never) {
+        s->ready_never = true;
+        return 0;
+    }
+    s->ready_at = h3100_now(s) + (uint64_t)f->spec.ms * SCALE_MS;
+    h3100_timer_mod(s->ready_timer, h3100_virt_ns(s, s->ready_at));
+    return 0;
+}
+
+/* A controller reset: RDY waits for no fault any more. */
+void h3100_fault_reset(H3100State *s)
+{
+    h3100_timer_del(s->ready_timer);
+    s->ready_at = 0;
+    s->ready_never = false;
+}
+
 /* ---- the properties ---------------------------------------------------- */
 
 static void h3100_faults_changed(H3100State *s)
@@ -169,6 +253,7 @@ void h3100_faults_drop(H3100State *s)
     h3100_lock(s);
     h3100_fault_clear(&s->faults, "all", NULL);
     h3100_faults_changed(s);
+    s->fatal = false;
     h3100_unlock(s);
     trace_h3100_fault_clear(0);
 }
@@ -177,7 +262,14 @@ void h3100_faults_drop(H3100State *s)
 void h3100_faults_realize(H3100State *s)
 {
     QTAILQ_INIT(&s->held);
+    s->ready_timer = h3100_timer_new(s, h3100_ready_timer_cb, s);
     h3100_fault_reseed(&s->faults, s->seed);
+}
+
+void h3100_faults_free(H3100State *s)
+{
+    h3100_timer_free(&s->ready_timer);
+    g_clear_pointer(&s->faults_mig, g_free);
 }
 
 static void h3100_fault_set(Object *obj, const char *value, Error **errp)
@@ -279,7 +371,7 @@ static bool h3100_faults_needed(void *opaque)
 {
     H3100State *s = opaque;
 
-    return s->faults_armed;
+    return s->faults_armed || s->fatal || s->ready_at || s->ready_never;
 }
 
 static int h3100_faults_pre_save(void *opaque)
@@ -325,6 +417,9 @@ static int h3100_faults_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     h3100_faults_changed(s);
+    if (s->ready_at) {
+        h3100_timer_mod(s->ready_timer, h3100_virt_ns(s, s->ready_at));
+    }
     return 0;
 }
 
@@ -341,6 +436,10 @@ const VMStateDescription h3100_vmstate_faults = {
         VMSTATE_VALIDATE("faults' length", h3100_faults_len_ok),
         VMSTATE_VBUFFER_ALLOC_UINT32(faults_mig, H3100State, 0, NULL,
                                      faults_mig_len),
+        VMSTATE_BOOL(fatal, H3100State),
+        VMSTATE_UINT32(fatal_resets, H3100State),
+        VMSTATE_UINT64(ready_at, H3100State),
+        VMSTATE_BOOL(ready_never, H3100State),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -350,4 +449,6 @@ void h3100_faults_pre_load(H3100State *s)
 {
     h3100_fault_clear(&s->faults, "all", NULL);
     h3100_faults_changed(s);
+    s->fatal = false;
+    h3100_fault_reset(s);
 }

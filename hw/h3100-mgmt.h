@@ -87,6 +87,7 @@ void h3100_extremes_note(H3100State *s, const H3100Health *h);
 void h3100_tlog_note_reclaim(H3100State *s, uint64_t now, uint32_t sb,
                              uint64_t valid, bool wear);
 void h3100_tlog_check(H3100State *s, const H3100Health *h);
+void h3100_tlog_fatal(H3100State *s);
 uint16_t h3100_tlog_get(H3100State *s, H3100Req *req, uint8_t lid,
                         uint8_t lsp, uint64_t off, uint64_t len);
 void h3100_tlog_free(H3100State *s);

@@ -397,6 +397,7 @@ static void h3100_exit(PCIDevice *pci_dev)
     }
     h3100_groups_free(s);
     h3100_timer_free(&s->idle_timer);
+    h3100_faults_free(s);
     h3100_timer_free(&s->dst.timer);
     h3100_timer_free(&s->san.timer);
     if (s->irq_bh) {

@@ -144,7 +144,7 @@ static void h3100_write_cc_fn(void *opaque)
                                     ldq_le_p(&s->bar.asq),
                                     ldq_le_p(&s->bar.acq));
             h3100_ctrl_start(s);
-            csts |= NVME_CSTS_READY;
+            csts |= h3100_fault_at_enable(s);
         }
     } else if (NVME_CC_EN(data) && NVME_CC_EN(cc) &&
                ((data ^ cc) & ~((CC_SHN_MASK << CC_SHN_SHIFT) |
@@ -449,6 +449,7 @@ static void h3100_reset_fn(void *opaque)
     s->dbbuf_eis = 0;
     s->irq_status = 0;
     h3100_timer_del(s->idle_timer);
+    h3100_fault_reset(s);
     stl_le_p(&s->bar.csts, 0);
     stl_le_p(&s->bar.intms, 0);
     stl_le_p(&s->bar.intmc, 0);

@@ -176,6 +176,13 @@ static void h3100_tlog_ctrl_event(H3100State *s, uint16_t reason,
     }
 }
 
+/* The controller failed (CSTS.CFS): what the drive saw, in 08h. */
+void h3100_tlog_fatal(H3100State *s)
+{
+    h3100_tlog_ctrl_event(s, H3100_TEL_REASON_FATAL,
+                          "controller fatal status");
+}
+
 /* From the health check: throttle changes, and what starts 08h. */
 void h3100_tlog_check(H3100State *s, const H3100Health *h)
 {

@@ -597,6 +597,11 @@ struct H3100State {
     H3100FaultTable faults;
     unsigned faults_armed;
     QTAILQ_HEAD(, H3100Req) held;     /* commands a timeout fault holds */
+    bool fatal;                       /* a fatal fault: CSTS.CFS ... */
+    uint32_t fatal_resets;            /* ... after this many more enables */
+    H3100Timer *ready_timer;          /* a ready-delay fault's */
+    uint64_t ready_at;                /* model time CSTS.RDY comes, or 0 */
+    bool ready_never;                 /* ... never, until a reset */
     uint8_t *faults_mig;              /* the table as text, in a stream */
     uint32_t faults_mig_len;
 };

@@ -184,7 +184,10 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
         return kind == H3100_FAULT_STATUS;
     }
     if (!strcmp(key, "ms")) {
-        return kind == H3100_FAULT_DELAY;
+        return kind == H3100_FAULT_DELAY || kind == H3100_FAULT_READY_DELAY;
+    }
+    if (!strcmp(key, "resets")) {
+        return kind == H3100_FAULT_FATAL;
     }
     if (!strcmp(key, "abort")) {
         return kind == H3100_FAULT_TIMEOUT;
@@ -236,8 +239,13 @@ static bool parse_key(const char *key, const char *v,
         ok = !strcmp(v, "honour") || !strcmp(v, "ignore");
         spec->abort_ignored = !strcmp(v, "ignore");
     } else if (!strcmp(key, "ms")) {
-        ok = parse_u64(v, H3100_FAULT_MS_MAX, &n) && n;
-        spec->ms = n;
+        spec->never = !strcmp(v, "never");
+        ok = spec->never ? spec->kind == H3100_FAULT_READY_DELAY :
+             parse_u64(v, H3100_FAULT_MS_MAX, &n) && n;
+        spec->ms = spec->never ? 0 : n;
+    } else if (!strcmp(key, "resets")) {
+        ok = !strcmp(v, "never") || parse_u64(v, UINT16_MAX, &n);
+        spec->resets = !strcmp(v, "never") ? H3100_FAULT_RESETS_NEVER : n;
     } else {
         return fail(errp, "fault: unknown key '%s'", key);
     }
@@ -264,6 +272,15 @@ static bool spec_complete(H3100FaultSpec *spec, int named_admin,
     }
     if (spec->kind == H3100_FAULT_DELAY && !spec->ms) {
         return fail(errp, "fault: delay needs ms=N");
+    }
+    if (spec->kind == H3100_FAULT_READY_DELAY) {
+        if (!spec->ms && !spec->never) {
+            return fail(errp, "fault: ready-delay needs ms=N or ms=never");
+        }
+        if (spec->queue || spec->has_opc || spec->nsid || spec->has_lba) {
+            return fail(errp, "fault: ready-delay matches the controller's "
+                        "enable, not commands (no q, opc, ns, lba)");
+        }
     }
     if ((spec->has_lba || spec->nsid) && spec->queue == H3100_FAULT_Q_ADMIN) {
         return fail(errp, "fault: ns and lba match I/O commands, not q=admin");
@@ -375,8 +392,19 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
                                sp->dnr ? "on" : "off",
                                sp->more ? "on" : "off");
     }
-    if (sp->kind == H3100_FAULT_DELAY) {
+    if (sp->kind == H3100_FAULT_DELAY ||
+        (sp->kind == H3100_FAULT_READY_DELAY && !sp->never)) {
         g_string_append_printf(g, ",ms=%" PRIu32, sp->ms);
+    }
+    if (sp->never) {
+        g_string_append(g, ",ms=never");
+    }
+    if (sp->kind == H3100_FAULT_FATAL) {
+        if (sp->resets == H3100_FAULT_RESETS_NEVER) {
+            g_string_append(g, ",resets=never");
+        } else {
+            g_string_append_printf(g, ",resets=%" PRIu32, sp->resets);
+        }
     }
     if (sp->kind == H3100_FAULT_TIMEOUT) {
         g_string_append_printf(g, ",abort=%s",
@@ -457,6 +485,10 @@ unsigned h3100_fault_armed(const H3100FaultTable *t)
 
 static bool matches(const H3100FaultSpec *sp, const H3100FaultCmd *c)
 {
+    if (!c) {
+        /* the controller's enable: a fault with no command keys */
+        return !sp->queue && !sp->has_opc && !sp->nsid && !sp->has_lba;
+    }
     switch (sp->queue) {
     case H3100_FAULT_Q_ANY:
         break;

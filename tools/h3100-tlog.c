@@ -27,6 +27,7 @@ static const char *const reasons[] = {
     [H3100_TEL_REASON_HOST] = "host-initiated",
     [H3100_TEL_REASON_THROTTLE] = "heavy thermal throttling",
     [H3100_TEL_REASON_READ_ONLY] = "read-only",
+    [H3100_TEL_REASON_FATAL] = "controller fatal status",
 };
 
 static int refuse(const char *why)

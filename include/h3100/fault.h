@@ -27,6 +27,8 @@
  */
 #define H3100_FAULT_KINDS(X) \
     X(TIMEOUT, "timeout") \
+    X(FATAL, "fatal") \
+    X(READY_DELAY, "ready-delay") \
     X(STATUS, "status") \
     X(DELAY, "delay") \
     X(LOST_IRQ, "lost-irq")
@@ -66,7 +68,9 @@ typedef struct H3100FaultSpec {
     /* action */
     uint16_t sc;                      /* status: SCT << 8 | SC */
     bool dnr, more;
-    uint32_t ms;                      /* delay */
+    uint32_t ms;                      /* delay, ready-delay */
+    bool never;                       /* ready-delay: ms=never */
+    uint32_t resets;                  /* fatal: resets it outlives */
     bool abort_ignored;               /* timeout: Abort leaves it held */
 } H3100FaultSpec;
 
@@ -83,7 +87,10 @@ typedef struct H3100FaultTable {
     uint32_t last_id;
 } H3100FaultTable;
 
-/* A command as the faults see it */
+/* fatal: resets=never */
+#define H3100_FAULT_RESETS_NEVER    UINT32_MAX
+
+/* A command as the faults see it (NULL: the controller's enable) */
 typedef struct H3100FaultCmd {
     bool admin;
     uint16_t qid;

@@ -32,6 +32,7 @@ enum {
     H3100_TEL_REASON_HOST = 0,              /* Get Log Page 07h, Create */
     H3100_TEL_REASON_THROTTLE = 1,          /* heavy thermal throttling */
     H3100_TEL_REASON_READ_ONLY = 2,         /* out of spare blocks */
+    H3100_TEL_REASON_FATAL = 3,             /* controller fatal status */
 };
 
 typedef struct H3100TelHeader {

@@ -10,6 +10,7 @@
 
 #include "dev.h"
 #include "h3100/fault.h"
+#include "h3100/telemetry-log.h"
 
 #define H0  ",id=h0"
 #define SC_UNRECOVERED_READ 0x281
@@ -176,6 +177,84 @@ START_TEST(test_timeout_migrates)
     ck_assert(nh_wait_cid(d->h, d->q, cid, &cqe, 1000000000LL));
     ck_status(nh_status(&cqe), NVME_SC_ABORT_REQ, "aborted on the "
               "destination");
+    dev_close(d);
+}
+END_TEST
+
+/* The CSTS a re-enable of the controller ends in (RDY waited for) */
+static uint32_t reenable(Dev *d, int64_t *took)
+{
+    int64_t t0;
+    uint32_t csts;
+
+    nh_disable(d->h);
+    t0 = qt_clock_now(d->qt);
+    csts = nh_try_enable(d->h, 32, NVME_CC_DEFAULT | NVME_CC_EN);
+    if (took) {
+        *took = qt_clock_now(d->qt) - t0;
+    }
+    return csts;
+}
+
+/*
+ * fatal: the write is lost, CSTS.CFS comes with a controller-initiated
+ * telemetry snapshot; the first reset does not cure it (resets=1), the
+ * second does.
+ */
+START_TEST(test_fatal)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint8_t zero[512] = { 0 };
+    uint8_t tel[512];
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+    uint16_t cid;
+
+    ck_status(nh_get_log(d->h, NVME_LOG_TELEMETRY_CTRL, 0xffffffff, tel,
+                         512, 0), NVME_SC_SUCCESS, "log 08h before");
+    ck_assert_uint_eq(tel[offsetof(H3100TelHeader, ctrl_avail)], 0);
+    arm(d, "fatal,opc=write,resets=1");
+    nh_sqe_init(&sqe, NVME_CMD_WRITE, 1);
+    nh_set_prps(d->h, &sqe, nh_alloc(d->h, 512, 4096), 512);
+    cid = nh_submit(d->h, d->q, &sqe);
+    ck_assert(!nh_wait_cid(d->h, d->q, cid, &cqe, 1000000000LL));
+    ck_assert(nh_rd32(d->h, NVME_REG_CSTS) & NVME_CSTS_CFS);
+    ck_assert_uint_eq(reenable(d, NULL) & (NVME_CSTS_RDY | NVME_CSTS_CFS),
+                      NVME_CSTS_RDY | NVME_CSTS_CFS);
+    ck_assert_uint_eq(reenable(d, NULL) & (NVME_CSTS_RDY | NVME_CSTS_CFS),
+                      NVME_CSTS_RDY);
+    nh_disable(d->h);
+    dev_reprobe(d);
+    ck_status(nh_write(d->h, d->q, 0, zero, 512), 0, "write after");
+    ck_status(nh_get_log(d->h, NVME_LOG_TELEMETRY_CTRL, 0xffffffff, tel,
+                         512, 0), NVME_SC_SUCCESS, "log 08h after");
+    ck_assert_uint_eq(tel[offsetof(H3100TelHeader, ctrl_avail)], 1);
+    ck_assert_msg(strstr((char *)tel + offsetof(H3100TelHeader, reason),
+                         "fatal"), "08h's reason: %.128s",
+                  (char *)tel + offsetof(H3100TelHeader, reason));
+    dev_close(d);
+}
+END_TEST
+
+/* ready-delay: RDY 3 s after CC.EN once, then never (until reset) */
+START_TEST(test_ready_delay)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    int64_t took;
+    NvmeCqe cqe;
+
+    arm(d, "ready-delay,ms=3000");
+    ck_assert(reenable(d, &took) & NVME_CSTS_RDY);
+    ck_assert_msg(took >= 3000000000LL && took < 3500000000LL,
+                  "RDY after %" PRId64 " ns", took);
+    ck_assert(reenable(d, &took) & NVME_CSTS_RDY);
+    ck_assert_int_lt(took, 100000000LL);    /* spent: at once */
+    arm(d, "ready-delay,ms=never");
+    ck_assert(!(reenable(d, &took) & NVME_CSTS_RDY));
+    ck_assert_int_ge(took, 10000000000LL);  /* CAP.TO ran out */
+    nh_disable(d->h);
+    dev_reprobe(d);
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after");
     dev_close(d);
 }
 END_TEST
@@ -395,6 +474,8 @@ int main(void)
     tcase_add_test(tc, test_status);
     tcase_add_test(tc, test_timeout);
     tcase_add_test(tc, test_timeout_migrates);
+    tcase_add_test(tc, test_fatal);
+    tcase_add_test(tc, test_ready_delay);
     tcase_add_test(tc, test_triggers);
     tcase_add_test(tc, test_delay);
     tcase_add_test(tc, test_lost_irq);

@@ -56,6 +56,10 @@ START_TEST(test_parse_and_canonical_form)
         "delay,ms=1,at=1500us,for=7ns",
         "timeout,opc=read,abort=ignore",
         "timeout,q=admin",
+        "fatal,opc=write,resets=2",
+        "fatal,resets=never",
+        "ready-delay,ms=1500,count=2",
+        "ready-delay,ms=never",
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
@@ -95,6 +99,11 @@ START_TEST(test_bad_specs)
     parse_bad("lost-irq,dnr=on", "takes no 'dnr'");
     parse_bad("status,sc=0x2,abort=ignore", "takes no 'abort'");
     parse_bad("timeout,abort=maybe", "bad value");
+    parse_bad("ready-delay", "needs ms=N or ms=never");
+    parse_bad("ready-delay,ms=5,opc=read", "not commands");
+    parse_bad("delay,ms=never", "bad value");
+    parse_bad("fatal,resets=65536", "bad value");
+    parse_bad("fatal,ms=3", "takes no 'ms'");
     parse_bad("lost-irq,q=", "bad value");
     parse_bad("lost-irq,q=65536", "bad value");
     parse_bad("lost-irq,opc=frobnicate", "bad value");
