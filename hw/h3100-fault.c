@@ -21,6 +21,9 @@
  *              (h3100_fault_at_fetch(), h3100_fault_at_enable())
  *   ready-delay  CSTS.RDY comes ms after CC.EN, or never
  *              (h3100_fault_at_enable())
+ *   aer        an asynchronous event, sent when armed
+ *   warning    SMART critical warning bits, while armed, with the events
+ *              the drive sends for them (h3100_fault_warning())
  *   delay      it runs, and completes ms later in the drive's time
  *              (h3100_fault_delay(), once its I/O is done)
  *   lost-irq   its completion is posted without an interrupt
@@ -232,6 +235,39 @@ uint32_t h3100_fault_at_enable(H3100State *s)
     return 0;
 }
 
+/* The SMART critical warning bits armed warning faults add */
+uint8_t h3100_fault_warning(H3100State *s)
+{
+    uint8_t bits = 0;
+
+    for (int i = 0; s->faults_armed && i < H3100_FAULT_MAX; i++) {
+        if (s->faults.f[i].id &&
+            s->faults.f[i].spec.kind == H3100_FAULT_WARNING) {
+            bits |= s->faults.f[i].spec.warn_bits;
+        }
+    }
+    return bits;
+}
+
+/* aer and warning act when armed: the event now, the warning's events */
+static void h3100_fault_fire_now(H3100State *s, H3100FaultKind kind)
+{
+    int i = h3100_fault_next(&s->faults, 0, kind, NULL, h3100_now(s));
+    H3100Fault *f;
+
+    if (i < 0) {
+        return;
+    }
+    f = &s->faults.f[i];
+    trace_h3100_fault_fire(f->id, h3100_fault_kind_name(kind), 0, 0, 0);
+    if (kind == H3100_FAULT_AER) {
+        h3100_aer_enqueue(s, f->spec.aer_type, f->spec.aer_info,
+                          f->spec.aer_log);
+    } else {
+        h3100_health_check(s);
+    }
+}
+
 /* A controller reset: RDY waits for no fault any more. */
 void h3100_fault_reset(H3100State *s)
 {
@@ -288,6 +324,11 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
         error_setg(errp, "fault: delay needs timing=on (the drive's time)");
         return;
     }
+    if (spec.kind == H3100_FAULT_AER && !s->model) {
+        error_setg(errp, "fault: aer is sent when armed: arm it with "
+                   "qom-set on a running drive");
+        return;
+    }
     if (s->model) {
         h3100_lock(s);
     }
@@ -295,6 +336,10 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
                          s->seed, &err);
     h3100_faults_changed(s);
     if (s->model) {
+        if (id && (spec.kind == H3100_FAULT_AER ||
+                   spec.kind == H3100_FAULT_WARNING)) {
+            h3100_fault_fire_now(s, spec.kind);
+        }
         h3100_unlock(s);
     }
     if (!id) {

@@ -79,7 +79,7 @@ static uint8_t h3100_critical_warning(H3100State *s, const H3100Health *h)
     if (h->read_only) {
         warn |= NVME_SMART_MEDIA_READ_ONLY;
     }
-    return warn;
+    return warn | h3100_fault_warning(s);
 }
 
 /* Power-on time: it goes on across restarts, as the samples must. */

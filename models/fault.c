@@ -177,9 +177,22 @@ static bool parse_opc(const char *v, const H3100FaultOpName *names,
     return false;
 }
 
+/* aer and warning take their own keys and no other: they fire when armed */
+static bool key_fits_event_kind(const char *key, H3100FaultKind kind)
+{
+    if (kind == H3100_FAULT_AER) {
+        return !strcmp(key, "type") || !strcmp(key, "info") ||
+               !strcmp(key, "log");
+    }
+    return !strcmp(key, "bits");
+}
+
 /* The keys each kind takes besides the match and trigger keys */
 static bool key_fits_kind(const char *key, H3100FaultKind kind)
 {
+    if (kind == H3100_FAULT_AER || kind == H3100_FAULT_WARNING) {
+        return key_fits_event_kind(key, kind);
+    }
     if (!strcmp(key, "sc") || !strcmp(key, "dnr") || !strcmp(key, "more")) {
         return kind == H3100_FAULT_STATUS;
     }
@@ -193,6 +206,60 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
         return kind == H3100_FAULT_TIMEOUT;
     }
     return true;
+}
+
+/* An asynchronous event's type, as NVMe numbers them */
+static const struct { const char *name; uint8_t type, log; } aer_types[] = {
+    { "error", 0, 0x01 }, { "smart", 1, 0x02 }, { "notice", 2, 0 },
+    { "io", 6, 0 }, { "vendor", 7, 0 },
+};
+
+static bool parse_aer_type(const char *v, uint8_t *type)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(aer_types); i++) {
+        if (!strcmp(v, aer_types[i].name)) {
+            *type = aer_types[i].type;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *aer_type_name(uint8_t type, uint8_t *log)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(aer_types); i++) {
+        if (aer_types[i].type == type) {
+            *log = aer_types[i].log;
+            return aer_types[i].name;
+        }
+    }
+    return "?";
+}
+
+/* SMART critical warning bits, NVMe's order, joined by '+' */
+static const char *const warn_names[] = {
+    "spare", "temperature", "reliability", "read-only", "backup",
+};
+
+static bool parse_warn_bits(const char *v, uint8_t *bits)
+{
+    g_auto(GStrv) names = g_strsplit(v, "+", -1);
+
+    *bits = 0;
+    for (int i = 0; names[i]; i++) {
+        size_t b;
+
+        for (b = 0; b < G_N_ELEMENTS(warn_names); b++) {
+            if (!strcmp(names[i], warn_names[b])) {
+                break;
+            }
+        }
+        if (b == G_N_ELEMENTS(warn_names) || (*bits & (1u << b))) {
+            return false;
+        }
+        *bits |= 1u << b;
+    }
+    return *bits != 0;
 }
 
 static bool parse_key(const char *key, const char *v,
@@ -235,6 +302,16 @@ static bool parse_key(const char *key, const char *v,
         ok = parse_onoff(v, &spec->dnr);
     } else if (!strcmp(key, "more")) {
         ok = parse_onoff(v, &spec->more);
+    } else if (!strcmp(key, "type")) {
+        ok = parse_aer_type(v, &spec->aer_type);
+    } else if (!strcmp(key, "info")) {
+        ok = parse_u64(v, UINT8_MAX, &n);
+        spec->aer_info = n;
+    } else if (!strcmp(key, "log")) {
+        ok = parse_u64(v, UINT8_MAX, &n);
+        spec->aer_log = n;
+    } else if (!strcmp(key, "bits")) {
+        ok = parse_warn_bits(v, &spec->warn_bits);
     } else if (!strcmp(key, "abort")) {
         ok = !strcmp(v, "honour") || !strcmp(v, "ignore");
         spec->abort_ignored = !strcmp(v, "ignore");
@@ -257,7 +334,7 @@ static bool parse_key(const char *key, const char *v,
 
 /* Keys the spec must have, and keys that contradict each other */
 static bool spec_complete(H3100FaultSpec *spec, int named_admin,
-                          GError **errp)
+                          GHashTable *seen, GError **errp)
 {
     if (named_admin >= 0) {
         if (spec->queue == H3100_FAULT_Q_ANY) {
@@ -272,6 +349,24 @@ static bool spec_complete(H3100FaultSpec *spec, int named_admin,
     }
     if (spec->kind == H3100_FAULT_DELAY && !spec->ms) {
         return fail(errp, "fault: delay needs ms=N");
+    }
+    if (spec->kind == H3100_FAULT_AER) {
+        uint8_t log;
+
+        if (!g_hash_table_contains(seen, "type") ||
+            !g_hash_table_contains(seen, "info")) {
+            return fail(errp, "fault: aer needs type= and info=");
+        }
+        aer_type_name(spec->aer_type, &log);
+        if (!g_hash_table_contains(seen, "log")) {
+            if (!log) {
+                return fail(errp, "fault: an aer of this type needs log=");
+            }
+            spec->aer_log = log;
+        }
+    }
+    if (spec->kind == H3100_FAULT_WARNING && !spec->warn_bits) {
+        return fail(errp, "fault: warning needs bits=NAME[+NAME]...");
     }
     if (spec->kind == H3100_FAULT_READY_DELAY) {
         if (!spec->ms && !spec->never) {
@@ -334,7 +429,7 @@ bool h3100_fault_parse(const char *text, const H3100FaultOpName *names,
             return false;
         }
     }
-    return spec_complete(spec, named_admin, errp);
+    return spec_complete(spec, named_admin, seen, errp);
 }
 
 static void add_time(GString *g, const char *key, uint64_t ns)
@@ -376,6 +471,25 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
     }
     if (sp->every > 1) {
         g_string_append_printf(g, ",every=%" PRIu64, sp->every);
+    }
+    if (sp->kind == H3100_FAULT_AER) {
+        uint8_t log;
+
+        g_string_append_printf(g, ",type=%s,info=0x%02x,log=0x%02x",
+                               aer_type_name(sp->aer_type, &log),
+                               sp->aer_info, sp->aer_log);
+        return g_string_free(g, false);
+    }
+    if (sp->kind == H3100_FAULT_WARNING) {
+        const char *sep = ",bits=";
+
+        for (size_t b = 0; b < G_N_ELEMENTS(warn_names); b++) {
+            if (sp->warn_bits & (1u << b)) {
+                g_string_append_printf(g, "%s%s", sep, warn_names[b]);
+                sep = "+";
+            }
+        }
+        return g_string_free(g, false);
     }
     g_string_append_printf(g, ",count=%" PRIu64, sp->count);
     if (sp->prob_ppm != PPM) {

@@ -29,6 +29,8 @@
     X(TIMEOUT, "timeout") \
     X(FATAL, "fatal") \
     X(READY_DELAY, "ready-delay") \
+    X(AER, "aer") \
+    X(WARNING, "warning") \
     X(STATUS, "status") \
     X(DELAY, "delay") \
     X(LOST_IRQ, "lost-irq")
@@ -71,6 +73,8 @@ typedef struct H3100FaultSpec {
     uint32_t ms;                      /* delay, ready-delay */
     bool never;                       /* ready-delay: ms=never */
     uint32_t resets;                  /* fatal: resets it outlives */
+    uint8_t aer_type, aer_info, aer_log;  /* aer: the event */
+    uint8_t warn_bits;                /* warning: SMART critical warning */
     bool abort_ignored;               /* timeout: Abort leaves it held */
 } H3100FaultSpec;
 

@@ -259,6 +259,53 @@ START_TEST(test_ready_delay)
 }
 END_TEST
 
+static uint16_t submit_aer(Dev *d)
+{
+    NvmeSqe sqe;
+
+    nh_sqe_init(&sqe, NVME_ADM_ASYNC_EVENT, 0);
+    return nh_submit(d->h, d->h->admin, &sqe);
+}
+
+/* aer: the event, when armed; warning: SMART bits and their event */
+START_TEST(test_aer_and_warning)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint8_t smart[512];
+    uint16_t cid;
+    NvmeCqe cqe;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, 0xff, false,
+                              NULL), 0, "enable SMART events");
+    cid = submit_aer(d);
+    ck_assert(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000));
+    arm(d, "aer,type=error,info=3");
+    ck_assert(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000));
+    ck_assert_msg(cqe.dw0 == (0 | 3 << 8 | NVME_LOG_ERROR << 16),
+                  "event 0x%08x: expected error, persistent internal error "
+                  "(03h), log 01h", cqe.dw0);
+
+    cid = submit_aer(d);
+    arm(d, "warning,bits=spare+backup");
+    ck_assert(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000));
+    ck_assert_msg(cqe.dw0 == (1 | 2 << 8 | NVME_LOG_SMART << 16),
+                  "event 0x%08x: expected SMART, spare (02h), log 02h", cqe.dw0);
+    ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, smart, 512, 0), 0,
+              "SMART log");
+    ck_assert_uint_eq(smart[0], 0x11);
+    g_free(qom_set(d, "fault-clear", "all"));
+    ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, smart, 512, 0), 0,
+              "SMART log");
+    ck_assert_uint_eq(smart[0], 0);
+    {
+        g_autofree char *r = qom_set(d, "fault", "aer,type=notice,info=1");
+
+        ck_assert_msg(strstr(r, "needs log="), "%s", r);
+    }
+    dev_close(d);
+}
+END_TEST
+
 /* after= and every=: the 3rd and 5th matching reads, on queue 1 only */
 START_TEST(test_triggers)
 {
@@ -476,6 +523,7 @@ int main(void)
     tcase_add_test(tc, test_timeout_migrates);
     tcase_add_test(tc, test_fatal);
     tcase_add_test(tc, test_ready_delay);
+    tcase_add_test(tc, test_aer_and_warning);
     tcase_add_test(tc, test_triggers);
     tcase_add_test(tc, test_delay);
     tcase_add_test(tc, test_lost_irq);

@@ -60,6 +60,10 @@ START_TEST(test_parse_and_canonical_form)
         "fatal,resets=never",
         "ready-delay,ms=1500,count=2",
         "ready-delay,ms=never",
+        "aer,type=error,info=3",
+        "aer,type=notice,info=0x2,log=0x08",
+        "warning,bits=spare+backup",
+        "warning,bits=read-only",
     };
 
     for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
@@ -104,6 +108,15 @@ START_TEST(test_bad_specs)
     parse_bad("delay,ms=never", "bad value");
     parse_bad("fatal,resets=65536", "bad value");
     parse_bad("fatal,ms=3", "takes no 'ms'");
+    parse_bad("aer,type=error", "needs type= and info=");
+    parse_bad("aer,type=notice,info=1", "needs log=");
+    parse_bad("aer,type=meteor,info=1", "bad value");
+    parse_bad("aer,type=error,info=3,count=2", "takes no 'count'");
+    parse_bad("aer,type=error,info=3,opc=read", "takes no 'opc'");
+    parse_bad("warning", "needs bits");
+    parse_bad("warning,bits=spare+spare", "bad value");
+    parse_bad("warning,bits=fire", "bad value");
+    parse_bad("warning,bits=spare,at=1s", "takes no 'at'");
     parse_bad("lost-irq,q=", "bad value");
     parse_bad("lost-irq,q=65536", "bad value");
     parse_bad("lost-irq,opc=frobnicate", "bad value");
