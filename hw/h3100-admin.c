@@ -99,6 +99,19 @@ void h3100_aer_log_read(H3100State *s, uint8_t lid)
     h3100_aer_process(s);
 }
 
+void h3100_aer_drop(H3100State *s, uint8_t type, uint8_t info)
+{
+    for (unsigned i = 0; i < s->aer_queued; i++) {
+        NvmeAerResult *ev = &s->aer_queue[i];
+
+        if (ev->event_type == type && ev->event_info == info) {
+            memmove(ev, ev + 1, (s->aer_queued - i - 1) * sizeof(*ev));
+            s->aer_queued--;
+            return;                     /* queued at most once */
+        }
+    }
+}
+
 void h3100_aer_reset(H3100State *s)
 {
     memset(s->aer_reqs, 0, sizeof(s->aer_reqs));

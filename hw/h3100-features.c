@@ -32,6 +32,8 @@ void h3100_features_init(H3100State *s)
     f->nq = (s->max_ioqpairs - 1) | ((s->max_ioqpairs - 1) << 16);
     f->ts_base = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     f->timestamp = 0;
+    f->lsiri = H3100_LSIPI;
+    h3100_lsi_restart(s);
     if (s->blk) {
         blk_set_enable_write_cache(s->blk, f->vwc || s->backend_wce);
     }
@@ -237,9 +239,10 @@ static uint16_t h3100_get_aec(H3100State *s, H3100Req *req, uint32_t dw11,
 
 static uint16_t h3100_set_aec(H3100State *s, H3100Req *req, uint32_t dw11)
 {
-    /* SMART, namespace attributes, FW activation, telemetry */
-    s->feat.aec = dw11 & 0x7ff;
+    /* SMART, namespace attributes, FW activation, telemetry, LBA status */
+    s->feat.aec = dw11 & 0x27ff;
     h3100_health_check(s);
+    h3100_lsi_check(s);
     return NVME_SUCCESS;
 }
 
@@ -287,6 +290,25 @@ static uint16_t h3100_set_hctm(H3100State *s, H3100Req *req, uint32_t dw11)
     s->feat.hctm = dw11;
     h3100_thermal_limits(s, tmt1, tmt2);
     return NVME_SUCCESS;
+}
+
+/*
+ * LBA Status Information Attributes: LSIPI (31:16) is the drive's, the
+ * host sets LSIRI (15:0), both in 100 ms units; Set answers the values
+ * as Get does.
+ */
+static uint16_t h3100_get_lsi(H3100State *s, H3100Req *req, uint32_t dw11,
+                              bool dflt)
+{
+    return h3100_result(req, H3100_LSIPI << 16 |
+                             (dflt ? H3100_LSIPI : s->feat.lsiri));
+}
+
+static uint16_t h3100_set_lsi(H3100State *s, H3100Req *req, uint32_t dw11)
+{
+    s->feat.lsiri = dw11 & 0xffff;
+    h3100_lsi_check(s);
+    return h3100_get_lsi(s, req, 0, false);
 }
 
 typedef struct H3100Feature {

@@ -17,6 +17,7 @@
 #define H3100_OACS_SELF_TEST    (1 << 4)
 #define H3100_OACS_GET_LBA_STATUS (1 << 9)  /* NVMe 1.4 */
 #define H3100_OAES_FW_ACT       (1 << 9)
+#define H3100_OAES_LBA_STATUS   (1 << 13)   /* LBA Status Info Alert */
 #define H3100_LPA_TELEMETRY     (1 << 3)
 #define H3100_FRMW_NO_RESET     (1 << 4)
 #define H3100_SANICAP_BES       (1 << 1)
@@ -72,7 +73,8 @@ void h3100_id_ctrl_init(H3100State *s)
     id->rtd3r = cpu_to_le32(1000000);
     id->rtd3e = cpu_to_le32(2000000);
     id->cntlid = cpu_to_le16(H3100_CNTLID);
-    id->oaes = cpu_to_le32(H3100_OAES_FW_ACT | NVME_OAES_NS_ATTR);
+    id->oaes = cpu_to_le32(H3100_OAES_FW_ACT | NVME_OAES_NS_ATTR |
+                           H3100_OAES_LBA_STATUS);
     id->oacs = cpu_to_le16(NVME_OACS_FORMAT | NVME_OACS_FW | NVME_OACS_NMS |
                            NVME_OACS_DBCS | H3100_OACS_SELF_TEST |
                            NVME_OACS_DIRECTIVES | H3100_OACS_GET_LBA_STATUS);

@@ -21,6 +21,7 @@
 #include "h3100-cmd.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
+#include "h3100/lba-status-log.h"
 #include "trace.h"
 
 #define H3100_WZ_DEAC       (1u << 25)
@@ -101,9 +102,15 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
     return true;
 }
 
+/*
+ * Mark [@start, @end) uncorrectable; false when the table is full.  LBAs
+ * that were not tracked yet make a new generation of log 0Eh and its
+ * notice due (h3100_lsi_check(), from the idle timer).
+ */
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
 {
     H3100Range n = { .start = start, .end = end };
+    uint64_t absorbed = 0;
     guint i;
 
     /* absorb every range that overlaps or touches the new one */
@@ -116,6 +123,7 @@ bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
         }
         n.start = MIN(n.start, r->start);
         n.end = MAX(n.end, r->end);
+        absorbed += r->end - r->start;
         g_array_remove_index(s->uncor, i);
     }
     if (s->uncor->len >= H3100_UNCOR_MAX) {
@@ -127,7 +135,187 @@ bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
         }
     }
     g_array_insert_val(s->uncor, i, n);
+    if (n.end - n.start > absorbed) {
+        h3100_lsi_grew(s);
+    }
     return true;
+}
+
+/* ---- LBA Status Information: log 0Eh and its notice ------------------- */
+
+#define H3100_AEC_LBA_STATUS        (1u << 13)  /* LBASIN */
+#define H3100_AER_INFO_LBA_STATUS   0x05        /* LBA Status Info Alert */
+
+/*
+ * LSGC counts the times the page came to hold LBAs it did not hold when
+ * the host last read it: once between two reads (FFFFh rolls over to 0).
+ */
+void h3100_lsi_grew(H3100State *s)
+{
+    if (!s->lsi.gen_new) {
+        s->lsi.gen++;
+        s->lsi.gen_new = true;
+    }
+    s->lsi.alert_due = true;
+    trace_h3100_lsi_grew(s->lsi.gen);
+}
+
+/*
+ * Send the LBA Status Information Alert when it is due: LBAs are tracked,
+ * more of them since the last alert, feature 0Bh's LBASIN is set, and
+ * LSIRI (feature 15h) has passed since the host last read the log with
+ * RAE clear (or the controller started).  Run from the idle timer (every
+ * 10 ms of virtual time, in the device's context) and after what changes
+ * one of these.
+ */
+void h3100_lsi_check(H3100State *s)
+{
+    int64_t due = s->lsi.restart_ns +
+                  (int64_t)s->feat.lsiri * 100 * SCALE_MS;
+
+    if (!s->lsi.alert_due || !s->uncor->len ||
+        !(s->feat.aec & H3100_AEC_LBA_STATUS) ||
+        qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) < due) {
+        return;
+    }
+    s->lsi.alert_due = false;
+    h3100_aer_enqueue(s, NVME_AER_TYPE_NOTICE, H3100_AER_INFO_LBA_STATUS,
+                      H3100_LOG_LBA_STATUS);
+}
+
+/* The controller starts, its features at their defaults: LSIRI restarts. */
+void h3100_lsi_restart(H3100State *s)
+{
+    s->lsi.restart_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+typedef void H3100LsiFn(void *opaque, uint64_t lba, uint64_t nlb);
+
+/*
+ * Calls @fn (if any) for each piece of the uncorrectable ranges in
+ * attached namespace @ns, in LBAs of that namespace, cut where RNLB (32
+ * bits, 0's based) would overflow; the number of pieces.
+ */
+static uint32_t h3100_lsi_ns_ranges(H3100State *s, H3100Namespace *ns,
+                                    H3100LsiFn *fn, void *opaque)
+{
+    uint64_t start = ns->base, end = ns->base + ns->bytes;
+    uint32_t n = 0;
+
+    for (guint i = h3100_uncor_first_after(s, start); i < s->uncor->len;
+         i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+        uint64_t lba, last;
+
+        if (r->start >= end) {
+            break;
+        }
+        lba = (MAX(r->start, start) - start) >> ns->lbads;
+        last = DIV_ROUND_UP(MIN(r->end, end) - start, 1ull << ns->lbads);
+        while (lba < last) {
+            uint64_t nlb = MIN(last - lba, 1ull << 32);
+
+            if (fn) {
+                fn(opaque, lba, nlb);
+            }
+            lba += nlb;
+            n++;
+        }
+    }
+    return n;
+}
+
+typedef struct H3100LsiFill {
+    uint8_t *p;                       /* the next descriptor */
+    uint64_t lbas;                    /* LBAs described so far */
+} H3100LsiFill;
+
+static void h3100_lsi_desc(void *opaque, uint64_t lba, uint64_t nlb)
+{
+    H3100LsiFill *f = opaque;
+    H3100LbaRangeDesc d = {
+        .rslba = cpu_to_le64(lba),
+        .rnlb = cpu_to_le32(nlb - 1),
+    };
+
+    memcpy(f->p, &d, sizeof(d));
+    f->p += sizeof(d);
+    f->lbas += nlb;
+}
+
+/*
+ * The page (include/h3100/lba-status-log.h), in a buffer of its own
+ * length (*@size): the same ranges Get LBA Status reports, per attached
+ * namespace in NSID order; ESTULB their LBAs (FFFFFFFEh at most:
+ * FFFFFFFFh would say there is no estimate).
+ */
+static uint8_t *h3100_lsi_page(H3100State *s, size_t *size)
+{
+    uint32_t nrd[H3100_NS_MAX + 1] = { 0 };
+    H3100LsiFill f = { 0 };
+    H3100LbaStatusHdr hdr = { 0 };
+    uint32_t elements = 0;
+    size_t len = sizeof(hdr);
+    uint8_t *page;
+
+    for (uint32_t nsid = 1; nsid <= H3100_NS_MAX; nsid++) {
+        H3100Namespace *ns = h3100_ns_active(s, nsid);
+
+        nrd[nsid] = ns ? h3100_lsi_ns_ranges(s, ns, NULL, NULL) : 0;
+        if (nrd[nsid]) {
+            elements++;
+            len += sizeof(H3100LbaStatusNs) +
+                   (size_t)nrd[nsid] * sizeof(H3100LbaRangeDesc);
+        }
+    }
+    page = g_malloc0(len);
+    f.p = page + sizeof(hdr);
+    for (uint32_t nsid = 1; nsid <= H3100_NS_MAX; nsid++) {
+        H3100LbaStatusNs e = {
+            .neid = cpu_to_le32(nsid),
+            .nlrd = cpu_to_le32(nrd[nsid]),
+            .ratype = H3100_LBAS_RATYPE_TRACKED,
+        };
+
+        if (!nrd[nsid]) {
+            continue;
+        }
+        memcpy(f.p, &e, sizeof(e));
+        f.p += sizeof(e);
+        h3100_lsi_ns_ranges(s, h3100_ns_active(s, nsid), h3100_lsi_desc, &f);
+    }
+    hdr.lslplen = cpu_to_le32(len);
+    hdr.nlslne = cpu_to_le32(elements);
+    hdr.estulb = cpu_to_le32(MIN(f.lbas, UINT32_MAX - 1));
+    hdr.lsgc = cpu_to_le16(s->lsi.gen);
+    memcpy(page, &hdr, sizeof(hdr));
+    *size = len;
+    return page;
+}
+
+/*
+ * Get Log Page 0Eh.  Any read shows the host what is tracked (the next
+ * new LBAs make a new generation); one with RAE clear also clears an
+ * alert still waiting and restarts LSIRI (the type's mask is lifted by
+ * h3100_aer_log_read(), as for every notice).
+ */
+uint16_t h3100_lsi_log(H3100State *s, H3100Req *req, uint64_t off,
+                       uint64_t len, bool rae)
+{
+    size_t size;
+    g_autofree uint8_t *page = h3100_lsi_page(s, &size);
+    uint16_t status = h3100_log_xfer(s, req, page, size, off, len);
+
+    if (status) {
+        return status;
+    }
+    s->lsi.gen_new = false;
+    if (!rae) {
+        s->lsi.alert_due = false;
+        h3100_aer_drop(s, NVME_AER_TYPE_NOTICE, H3100_AER_INFO_LBA_STATUS);
+        h3100_lsi_restart(s);
+    }
+    return NVME_SUCCESS;
 }
 
 #define H3100_GLS_SCAN          0x10    /* scan, then report */

@@ -48,7 +48,7 @@ void h3100_pstate_takeover(H3100State *s);
 void h3100_pstate_run(H3100State *s);
 
 /* h3100-migrate.c, h3100-vmstate.c */
-#define H3100_VMSTATE_VERSION       1
+#define H3100_VMSTATE_VERSION       2
 extern const VMStateDescription h3100_vmstate;
 void h3100_mig_init(H3100State *s);
 void h3100_mig_exit(H3100State *s);

@@ -17,6 +17,7 @@
 #include "h3100-core.h"
 #include "h3100-cmd.h"
 #include "h3100-mgmt.h"
+#include "h3100-nvm.h"
 #include "tables/ocp-log.h"
 #include "h3100/vlog.h"
 #include "trace.h"
@@ -556,6 +557,12 @@ static uint16_t h3100_log_telemetry(H3100State *s, H3100Req *req,
                                     const H3100LogArgs *a)
 {
     return h3100_tlog_get(s, req, a->lid, a->lsp, a->off, a->len);
+}
+
+static uint16_t h3100_log_lba_status(H3100State *s, H3100Req *req,
+                                     const H3100LogArgs *a)
+{
+    return h3100_lsi_log(s, req, a->off, a->len, a->rae);
 }
 
 static uint16_t h3100_log_sanitize(H3100State *s, H3100Req *req,

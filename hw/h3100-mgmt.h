@@ -22,6 +22,8 @@ void h3100_aer_enqueue(H3100State *s, uint8_t type, uint8_t info,
 /* log @lid was read with RAE clear: the event type it reported is clear */
 void h3100_aer_log_read(H3100State *s, uint8_t lid);
 void h3100_aer_reset(H3100State *s);
+/* an event of @type / @info still queued is no longer news: it goes */
+void h3100_aer_drop(H3100State *s, uint8_t type, uint8_t info);
 
 /* h3100-identity.c */
 bool h3100_identity_init(H3100State *s, Error **errp);

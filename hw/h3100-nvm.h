@@ -77,5 +77,10 @@ bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
 uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req);
+void h3100_lsi_grew(H3100State *s);
+void h3100_lsi_check(H3100State *s);
+void h3100_lsi_restart(H3100State *s);
+uint16_t h3100_lsi_log(H3100State *s, H3100Req *req, uint64_t off,
+                       uint64_t len, bool rae);
 
 #endif

@@ -64,6 +64,7 @@ static void h3100_idle_timer_cb(void *opaque)
         s->idle_ticks = 0;
         h3100_health_check(s);
     }
+    h3100_lsi_check(s);
     h3100_timer_mod_in(s->idle_timer, H3100_IDLE_PERIOD_NS);
 }
 

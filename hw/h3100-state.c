@@ -12,9 +12,9 @@
  * is H3100DsHeader below; the build checks the offsets):
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (5; 4 has no namespace table, 3 no CBh
- *                   lifetime fields, 2 no serial, 1 no recent-WAF
- *                   samples)
+ *    4  u32         version (6; 5 has no LBA status state, 4 no
+ *                   namespace table, 3 no CBh lifetime fields, 2 no
+ *                   serial, 1 no recent-WAF samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -33,6 +33,9 @@
  *       (at 100 in version 3, 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
+ *   ..  (v6) u16 log 0Eh's LSGC, u8 1 if LBAs became tracked since the
+ *       host last read log 0Eh (else 0), u8 0: LSGC is persistent across
+ *       power on.  Older versions: 0, 0
  *   ..  (v5) u32 namespaces created (mod 2^32), u32 M, then M x
  *       H3100_DS_NS_BYTES { u32 NSID, u8 H3100NsState, u8 lbads (9 or
  *       12), u16 0, u32 creation number (any value), u32 0, u64 base,
@@ -72,7 +75,7 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    5
+#define H3100_DS_VERSION    6
 #define H3100_DS_SERIAL     20
 
 /* The header above, little-endian: the one definition of its layout */
@@ -112,6 +115,7 @@ _Static_assert(H3100_DS_HDR_BYTES == 120, "H3DS layout: versions 4 and 5");
 #define H3100_DS_WAF_BYTES  24
 #define H3100_DS_NS_HDR     8
 #define H3100_DS_NS_BYTES   32
+#define H3100_DS_LSI_BYTES  4
 
 /* The namespace table (version 5; migration carries it too) */
 void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
@@ -230,6 +234,13 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
         stq_le_p(e + 8, w->host);
         stq_le_p(e + 16, w->nand);
         g_byte_array_append(b, e, sizeof(e));
+    }
+    {
+        uint8_t lsi[H3100_DS_LSI_BYTES] = { 0 };
+
+        stw_le_p(lsi, s->lsi.gen);
+        lsi[2] = s->lsi.gen_new;
+        g_byte_array_append(b, lsi, sizeof(lsi));
     }
     h3100_pstate_pack_ns(s, b);
     return b;
@@ -375,7 +386,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
     H3100DsHeader h = { 0 };          /* the part @p's version has */
     uint32_t n, k, version;
-    gsize hdr_len, tail;
+    gsize hdr_len, tail, lsi_at;
     uint8_t active, next;
 
     if (!len) {
@@ -409,10 +420,14 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         !h.fw_slot[active - 1][0] || (next && !h.fw_slot[next - 1][0])) {
         return "bad firmware slots";
     }
-    tail = hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES;
+    lsi_at = hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES;
+    tail = lsi_at + (version >= 6 ? H3100_DS_LSI_BYTES : 0);
     if (n > H3100_UNCOR_MAX || k > H3100_WAF_RING ||
         (version >= 5 ? len < tail : len != tail)) {
         return "bad device state length";
+    }
+    if (version >= 6 && (p[lsi_at + 2] > 1 || p[lsi_at + 3])) {
+        return "bad LBA status state";
     }
     if (version >= 5 && !h3100_pstate_ns(s, p + tail, len - tail, apply)) {
         return "bad namespace table";
@@ -432,6 +447,8 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     s->unsafe_shutdowns = le64_to_cpu(h.unsafe_shutdowns);
     s->error_count = le64_to_cpu(h.error_count);
     s->media_errors = le64_to_cpu(h.media_errors);
+    s->lsi.gen = version >= 6 ? lduw_le_p(p + lsi_at) : 0;
+    s->lsi.gen_new = version >= 6 && p[lsi_at + 2];
     for (unsigned i = 0; i < H3100_FW_SLOTS; i++) {
         memcpy(s->fw.slot[i + 1], h.fw_slot[i], sizeof(h.fw_slot[i]));
     }

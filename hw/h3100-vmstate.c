@@ -1499,6 +1499,7 @@ static const VMStateDescription h3100_vmstate_features = {
         VMSTATE_INT64(ts_base, H3100Features),
         VMSTATE_UINT32(nq, H3100Features),
         VMSTATE_UINT32(hctm, H3100Features),
+        VMSTATE_UINT16(lsiri, H3100Features),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -1573,6 +1574,10 @@ const VMStateDescription h3100_vmstate = {
         VMSTATE_UINT8(aer_mask, H3100State),
         VMSTATE_UINT8_ARRAY(aer_mask_log, H3100State, 8),
         VMSTATE_UINT8(smart_warn_sent, H3100State),
+        VMSTATE_UINT16(lsi.gen, H3100State),
+        VMSTATE_BOOL(lsi.gen_new, H3100State),
+        VMSTATE_BOOL(lsi.alert_due, H3100State),
+        VMSTATE_INT64(lsi.restart_ns, H3100State),
         VMSTATE_STRUCT_ARRAY(waf_ring, H3100State, H3100_WAF_RING, 1,
                              h3100_vmstate_waf, H3100WafSample),
         VMSTATE_UINT32(waf_head, H3100State),

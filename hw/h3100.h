@@ -284,7 +284,21 @@ typedef struct H3100Features {
     int64_t ts_base;
     uint32_t nq;                      /* as granted: NSQA | NCQA << 16 */
     uint32_t hctm;                    /* TMT1 << 16 | TMT2, 0 = off */
+    uint16_t lsiri;                   /* LBA status report interval */
 } H3100Features;
+
+/*
+ * The LBA Status Information log (0Eh) and its notice (h3100-io.c): the
+ * generation counter (LSGC), and what the notice waits for.
+ */
+#define H3100_LSIPI                 10          /* 100 ms units: 1 s */
+
+typedef struct H3100LbaStatus {
+    uint16_t gen;                     /* LSGC */
+    bool gen_new;                     /* LBAs tracked since the last read */
+    bool alert_due;                   /* ... since the last notice */
+    int64_t restart_ns;               /* virtual: LSIRI runs from here */
+} H3100LbaStatus;
 
 /* Device self-test (h3100-maint.c): the codes (STC) the drive runs ... */
 #define H3100_DST_SHORT             1
@@ -497,6 +511,7 @@ struct H3100State {
     uint64_t ns_changed;              /* log 04h: bit N = NSID N */
     uint32_t ns_gen;                  /* namespaces created (mod 2^32) */
     GArray *uncor;                    /* H3100Range, sorted, disjoint */
+    H3100LbaStatus lsi;               /* ... as log 0Eh reports them */
     uint64_t media_errors;
 
     /* persistent state (h3100-state.c) */

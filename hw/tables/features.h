@@ -31,6 +31,8 @@
     X(0x0a, WRITE_ATOMIC, wan, "write-atomicity-normal", H3100_FCAP) \
     X(0x0b, ASYNC_EVENT, aec, "async-event-config", H3100_FCAP) \
     X(0x0e, TIMESTAMP, ts, "timestamp", H3100_FCAP) \
-    X(0x10, HCTM, hctm, "host-thermal-management", H3100_FCAP)
+    X(0x10, HCTM, hctm, "host-thermal-management", H3100_FCAP) \
+    X(0x15, LBA_STATUS_ATTR, lsi, "lba-status-information-attributes", \
+      H3100_FCAP)
 
 #endif

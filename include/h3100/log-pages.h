@@ -10,7 +10,8 @@
  * (hw/h3100-log.c); the device tests, the hostile guest and the fuzzer's
  * dictionary take their LIDs from it and the docs check docs/guide/usage.md's
  * table of log pages against it.  A page's layout has its own header
- * (vlog.h, dapustor-log.h, telemetry-log.h) or QEMU's block/nvme.h.
+ * (vlog.h, dapustor-log.h, telemetry-log.h,
+ * lba-status-log.h) or QEMU's block/nvme.h.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,6 +27,7 @@
     X(0x06, SELF_TEST, self_test, "device-self-test") \
     X(0x07, TELEMETRY_HOST, telemetry, "telemetry-host") \
     X(0x08, TELEMETRY_CTRL, telemetry, "telemetry-controller") \
+    X(0x0e, LBA_STATUS, lba_status, "lba-status-information") \
     X(0x81, SANITIZE, sanitize, "sanitize-status") \
     X(0xc0, OCP_SMART, ocp_smart, "ocp-smart-extended") \
     X(0xca, DAPU_SMART, dapu_smart, "dapustor-smart") \

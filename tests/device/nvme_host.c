@@ -599,8 +599,9 @@ uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
     return nh_get_log_lsp(h, lid, 0, nsid, buf, len, offset);
 }
 
-uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
-                        void *buf, uint32_t len, uint64_t offset)
+static uint16_t nh_get_log_full(NvmeHost *h, uint8_t lid, uint8_t lsp,
+                                bool rae, uint32_t nsid, void *buf,
+                                uint32_t len, uint64_t offset)
 {
     uint64_t a = nh_scratch(h, len);
     uint32_t numd = len / 4 - 1;
@@ -610,7 +611,8 @@ uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
     qt_memset(h->qt, a, 0, len);
     nh_sqe_init(&sqe, NVME_ADM_GET_LOG_PAGE, nsid);
     nh_set_prps(h, &sqe, a, len);
-    sqe.cdw10 = lid | (uint32_t)(lsp & 0xf) << 8 | ((numd & 0xffff) << 16);
+    sqe.cdw10 = lid | (uint32_t)(lsp & 0xf) << 8 | (uint32_t)rae << 15 |
+                ((numd & 0xffff) << 16);
     sqe.cdw11 = numd >> 16;
     sqe.cdw12 = (uint32_t)offset;
     sqe.cdw13 = (uint32_t)(offset >> 32);
@@ -619,6 +621,18 @@ uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
         qt_memread(h->qt, a, buf, len);
     }
     return nh_status(&cqe);
+}
+
+uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
+                        void *buf, uint32_t len, uint64_t offset)
+{
+    return nh_get_log_full(h, lid, lsp, false, nsid, buf, len, offset);
+}
+
+uint16_t nh_get_log_rae(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
+                        uint32_t len, uint64_t offset)
+{
+    return nh_get_log_full(h, lid, 0, true, nsid, buf, len, offset);
 }
 
 uint16_t nh_get_features(NvmeHost *h, uint8_t fid, uint32_t sel,

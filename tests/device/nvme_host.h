@@ -283,6 +283,9 @@ uint16_t nh_get_log(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
 /* ... with Log Specific Field @lsp (CDW10 bits 11:8) */
 uint16_t nh_get_log_lsp(NvmeHost *h, uint8_t lid, uint8_t lsp, uint32_t nsid,
                         void *buf, uint32_t len, uint64_t offset);
+/* ... with Retain Asynchronous Event set (CDW10 bit 15) */
+uint16_t nh_get_log_rae(NvmeHost *h, uint8_t lid, uint32_t nsid, void *buf,
+                        uint32_t len, uint64_t offset);
 uint16_t nh_get_features(NvmeHost *h, uint8_t fid, uint32_t sel,
                          uint32_t cdw11, uint32_t *dw0);
 /*

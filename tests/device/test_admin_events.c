@@ -107,6 +107,92 @@ START_TEST(test_aer_reliability)
 }
 END_TEST
 
+#define AEC_LBA_STATUS      (1u << 13)
+#define LSIPI               10              /* 100 ms units */
+#define MS                  1000000ll       /* virtual ns */
+
+static uint16_t write_uncor(Dev *d, uint64_t slba, uint32_t nlb)
+{
+    return nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, slba, nlb, 0, 0, NULL);
+}
+
+static uint16_t read_lsi_log(Dev *d, bool rae)
+{
+    uint8_t log[512];
+
+    return rae ? nh_get_log_rae(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log,
+                                sizeof(log), 0)
+               : nh_get_log(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log,
+                            sizeof(log), 0);
+}
+
+static void assert_lsi_event(const NvmeCqe *cqe)
+{
+    ck_status(nh_status(cqe), 0, "AER");
+    ck_assert_msg((cqe->dw0 & 7) == 2 && ((cqe->dw0 >> 8) & 0xff) == 5 &&
+                  ((cqe->dw0 >> 16) & 0xff) == NVME_LOG_LBA_STATUS,
+                  "event 0x%08x: expected Notice, LBA Status Information "
+                  "Alert, log 0Eh", cqe->dw0);
+}
+
+/*
+ * The LBA Status Information Alert: once LSIRI has passed since log 0Eh
+ * was read with RAE clear, once for any number of Write Uncorrectables
+ * until the log is read, not for LBAs already tracked, not while feature
+ * 0Bh's bit 13 is clear; reading the log with RAE clear drops the one
+ * waiting.
+ */
+START_TEST(test_aer_lba_status)
+{
+    Dev *d = dev_open();
+    uint16_t cid;
+    NvmeCqe cqe;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, AEC_LBA_STATUS,
+                              false, NULL), 0, "enable LBA status notices");
+    cid = submit_aer(d);
+    ck_status(read_lsi_log(d, false), 0, "log 0Eh: LSIRI starts");
+    ck_status(write_uncor(d, 100, 4), 0, "Write Uncorrectable 100+4");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 500 * MS),
+                  "alert within LSIRI (1 s) of the log's read");
+    ck_assert_msg(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 1000 * MS),
+                  "no alert 1.5 s after LBAs became tracked");
+    assert_lsi_event(&cqe);
+
+    /* reported: more LBAs wait for the log; RAE set does not clear it */
+    ck_status(write_uncor(d, 200, 10), 0, "Write Uncorrectable 200+10");
+    cid = submit_aer(d);
+    ck_status(read_lsi_log(d, true), 0, "log 0Eh, RAE set");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 2000 * MS),
+                  "a second alert before log 0Eh was read with RAE clear");
+    /* the read clears the alert waiting too: the host has seen its LBAs */
+    ck_status(read_lsi_log(d, false), 0, "log 0Eh");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 2000 * MS),
+                  "an alert for LBAs the log already showed");
+
+    /* LSIRI 0: at once; LBAs already tracked are not news */
+    ck_status(nh_set_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 0, false,
+                              NULL), 0, "LSIRI 0");
+    ck_status(write_uncor(d, 201, 2), 0, "Write Uncorrectable 201+2");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 200 * MS),
+                  "an alert for LBAs already tracked");
+    ck_status(write_uncor(d, 300, 1), 0, "Write Uncorrectable 300");
+    ck_assert_msg(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100 * MS),
+                  "no alert within 100 ms with LSIRI 0");
+    assert_lsi_event(&cqe);
+
+    /* notices off: none, however many LBAs */
+    ck_status(read_lsi_log(d, false), 0, "log 0Eh");
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, 0, false, NULL),
+              0, "disable notices");
+    cid = submit_aer(d);
+    ck_status(write_uncor(d, 400, 1), 0, "Write Uncorrectable 400");
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 2000 * MS),
+                  "an alert with feature 0Bh bit 13 clear");
+    dev_close(d);
+}
+END_TEST
+
 START_TEST(test_aer_limit)
 {
     Dev *d = dev_open();
@@ -205,6 +291,7 @@ void admin_events_tcase(Suite *s)
     tcase_add_test(tc, test_aer_temperature);
     tcase_add_test(tc, test_aer_spare);
     tcase_add_test(tc, test_aer_reliability);
+    tcase_add_test(tc, test_aer_lba_status);
     tcase_add_test(tc, test_aer_limit);
     tcase_add_test(tc, test_aer_invalid_doorbell);
     tcase_add_test(tc, test_abort);

@@ -27,8 +27,8 @@ static void feature_roundtrip(Dev *d, uint8_t fid, uint32_t value,
 /*
  * Get Features answers exactly the drive's features (include/h3100/
  * features.h), every other FID Invalid Field; and the features NVMe 1.3
- * makes mandatory, and those Identify promises (ONCS timestamp, HCTMA),
- * are among them.
+ * makes mandatory, and those Identify promises (ONCS timestamp, HCTMA,
+ * OACS Get LBA Status), are among them.
  */
 START_TEST(test_features_are_the_list)
 {
@@ -41,6 +41,7 @@ START_TEST(test_features_are_the_list)
         { 0, 0, 0x0b },
         { 520, 6, 0x0e },               /* ONCS Timestamp */
         { 322, 0, 0x10 },               /* HCTMA */
+        { 256, 9, 0x15 },               /* OACS Get LBA Status */
     };
     bool listed[256] = { false };
     Dev *d = dev_open();
@@ -66,6 +67,47 @@ START_TEST(test_features_are_the_list)
         ck_status(st, listed[fid] ? 0 : NVME_SC_INVALID_FIELD,
                   "Get Features %02Xh", fid);
     }
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * LBA Status Information Attributes (15h): LSIPI the drive's (1 s),
+ * LSIRI the host's, default LSIPI; Set answers both; a controller reset
+ * restores the default.
+ */
+START_TEST(test_feature_lba_status_attr)
+{
+    Dev *d = dev_open();
+    uint32_t dw0 = 0;
+
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 0, 0, &dw0),
+              0, "Get Features 15h");
+    ck_assert_msg(dw0 == (10u << 16 | 10), "15h: 0x%08x, expected LSIPI 10 "
+                  "LSIRI 10", dw0);
+    ck_status(nh_set_features(d->h, NVME_FEAT_LBA_STATUS_ATTR,
+                              0xabcd0000 | 600, false, &dw0), 0,
+              "Set Features 15h, LSIRI 600");
+    ck_assert_msg(dw0 == (10u << 16 | 600), "Set Features 15h answered "
+                  "0x%08x: LSIPI is the drive's", dw0);
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 0, 0, &dw0),
+              0, "Get Features 15h");
+    ck_assert_uint_eq(dw0, 10u << 16 | 600);
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 1, 0, &dw0),
+              0, "Get Features 15h, default");
+    ck_assert_uint_eq(dw0, 10u << 16 | 10);
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 3, 0, &dw0),
+              0, "Get Features 15h, capabilities");
+    ck_assert_uint_eq(dw0, 4);                  /* changeable */
+    ck_status(nh_set_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 5, true,
+                              NULL), NVME_SC_FEAT_NOT_SAVEABLE,
+              "Set Features 15h, save");
+    nh_disable(d->h);
+    nh_enable(d->h, 16);
+    d->q = nh_create_ioq(d->h, 1, 16, -1);
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 0, 0, &dw0),
+              0, "Get Features 15h after a reset");
+    ck_assert_uint_eq(dw0, 10u << 16 | 10);
     dev_close(d);
 }
 END_TEST
@@ -389,6 +431,7 @@ void admin_features_tcase(Suite *s)
 
     tcase_add_test(tc, test_features_are_the_list);
     tcase_add_test(tc, test_features_roundtrip);
+    tcase_add_test(tc, test_feature_lba_status_attr);
     tcase_add_test(tc, test_feature_write_atomicity);
     tcase_add_test(tc, test_features_select);
     tcase_add_test(tc, test_feature_vwc);

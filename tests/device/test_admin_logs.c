@@ -391,7 +391,8 @@ END_TEST
  * Log Page; and the pages Identify promises without reading that list
  * are among them: 01h-03h always, 05h by LPA, 07h / 08h by LPA's
  * telemetry bit, 06h by OACS self-test, 81h by SANICAP, 04h by OAES's
- * namespace attribute notice.
+ * namespace attribute notice, 0Eh by OACS Get LBA Status and OAES's LBA
+ * status information notice.
  */
 START_TEST(test_log_pages_are_the_list)
 {
@@ -414,6 +415,8 @@ START_TEST(test_log_pages_are_the_list)
         { false, 0x07, "LPA bit 3 (telemetry)" },
         { false, 0x08, "LPA bit 3 (telemetry)" },
         { false, 0x81, "SANICAP" },
+        { false, 0x0e, "OACS Get LBA Status" },
+        { false, 0x0e, "OAES LBA status information notices" },
     };
 
     ck_status(nh_identify(d->h, 1, 0, id), 0, "Identify");
@@ -422,6 +425,8 @@ START_TEST(test_log_pages_are_the_list)
     promised[5].claimed = le16_at(id, 256) & (1 << 4);
     promised[6].claimed = promised[7].claimed = id[261] & (1 << 3);
     promised[8].claimed = le32_at(id, 328) & 7;
+    promised[9].claimed = le16_at(id, 256) & (1 << 9);
+    promised[10].claimed = le32_at(id, 92) & (1 << 13);
     for (size_t i = 0; i < n; i++) {
         listed[lids[i]] = true;
     }

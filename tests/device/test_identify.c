@@ -170,6 +170,12 @@ START_TEST(test_identify_controller)
     ck_assert_msg(le16_at(id, 256) & (1 << 4), "OACS lacks Self-test");
     ck_assert_msg(le16_at(id, 256) & (1 << 8), "OACS lacks Doorbell "
                   "Buffer Config");
+    /* Get LBA Status (OACS bit 9) comes with its notice (OAES bit 13) */
+    ck_assert_msg(le16_at(id, 256) & (1 << 9), "OACS lacks Get LBA Status");
+    ck_assert_msg(le32_at(id, 92) & (1 << 13), "OAES 0x%08x lacks LBA "
+                  "Status Information notices", le32_at(id, 92));
+    ck_assert_msg(id[261] & (1 << 2), "LPA lacks extended data (Get LBA "
+                  "Status needs it)");
     ck_assert_msg((id[260] >> 1) & 7, "FRMW: no firmware slots");
     ck_assert_msg(id[261] & (1 << 1), "LPA lacks the commands supported "
                   "and effects log");

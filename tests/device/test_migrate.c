@@ -425,6 +425,47 @@ START_TEST(test_aer_outstanding)
 }
 END_TEST
 
+/*
+ * LBA status across a migration: feature 15h's LSIRI, log 0Eh's ranges
+ * and its generation counter, and that LBAs the host has not read yet
+ * are still news (the next ones make no new generation).
+ */
+START_TEST(test_lba_status)
+{
+    Dev *d = dev_open();
+    uint8_t log[512];
+    uint32_t dw0 = 0;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 37, false,
+                              NULL), 0, "LSIRI 3.7 s");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 50, 3, 0, 0, NULL),
+              0, "Write Uncorrectable 50+3");
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log,
+                         sizeof(log), 0), 0, "log 0Eh");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 60, 1, 0, 0, NULL),
+              0, "Write Uncorrectable 60");
+    migrate_ok(d, NULL, NULL);
+    ck_status(nh_get_features(d->h, NVME_FEAT_LBA_STATUS_ATTR, 0, 0, &dw0),
+              0, "Get Features 15h");
+    ck_assert_msg(dw0 == (10u << 16 | 37), "15h after the migration: 0x%08x",
+                  dw0);
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 70, 1, 0, 0, NULL),
+              0, "Write Uncorrectable 70");
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log,
+                         sizeof(log), 0), 0, "log 0Eh");
+    ck_assert_msg(le16_at(log, 14) == 2, "LSGC %u, expected 2: one new "
+                  "generation since the read before the migration",
+                  le16_at(log, 14));
+    ck_assert_uint_eq(le32_at(log, 4), 1);             /* NLSLNE */
+    ck_assert_uint_eq(le32_at(log, 16 + 4), 3);        /* NLRD */
+    ck_assert_uint_eq(le64_at(log, 32), 50);
+    ck_assert_uint_eq(le32_at(log, 40), 2);            /* RNLB, 0's based */
+    ck_assert_uint_eq(le64_at(log, 48), 60);
+    ck_assert_uint_eq(le64_at(log, 64), 70);
+    dev_close(d);
+}
+END_TEST
+
 static uint32_t ns_create(Dev *d, uint64_t nsze)
 {
     uint8_t id[4096] = { 0 };
@@ -1082,11 +1123,12 @@ static Saved saved_stream(Dev *d, const char *name)
 }
 
 /*
- * Before the serial: the features (50 bytes), fetch_seq, model_last and
+ * Before the serial: the features (52 bytes), fetch_seq, model_last and
  * time_base (h3100_vmstate's field order).
  */
-#define SAVED_TIME_BASE(v)  ((v)->sn - 50 - 24)
-#define SAVED_MODEL_LAST(v) ((v)->sn - 50 - 16)
+#define SAVED_FEATURES      52
+#define SAVED_TIME_BASE(v)  ((v)->sn - SAVED_FEATURES - 24)
+#define SAVED_MODEL_LAST(v) ((v)->sn - SAVED_FEATURES - 16)
 
 /* @v with @n bytes at @at replaced by @with's @wn (g_free the result). */
 static char *spliced(const Saved *v, gsize at, gsize n, const void *with,
@@ -1520,6 +1562,7 @@ static Suite *migrate_suite(void)
     tcase_add_test(tc, test_full_cq);
     tcase_add_test(tc, test_shadow_doorbells);
     tcase_add_test(tc, test_aer_outstanding);
+    tcase_add_test(tc, test_lba_status);
     tcase_add_test(tc, test_namespaces);
     tcase_add_loop_test(tc, test_savevm_loadvm, 0, 2);
     tcase_add_test(tc, test_snapshot_jobs);

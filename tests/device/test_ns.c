@@ -14,6 +14,7 @@
 
 #include "dev.h"
 #include "h3100/vlog.h"
+#include "h3100/lba-status-log.h"
 #include "state_format.h"
 
 #define NS_MAX              32
@@ -32,6 +33,8 @@
 #define NSID_ALL            0xffffffffu
 #define MIB                 (1ull << 20)
 #define LOG_CHANGED_NS      0x04
+#define ADM_GET_LBA_STATUS  0x86
+#define GLS_TRACKED         0x11
 /* virtual time a command may take on a throttled image (ns_open_throttled) */
 #define NS_THROTTLED_WAIT_NS (3600 * 1000000000ll)
 
@@ -457,6 +460,185 @@ START_TEST(test_ns_changed_event)
     ck_status(nh_get_log(d->h, LOG_CHANGED_NS, NSID_ALL, log, 4096, 0), 0,
               "log 04h after a create");
     ck_assert_uint_eq(le32_at(log, 0), 0);
+    dev_close(d);
+}
+END_TEST
+
+/* ---- LBA Status Information (log 0Eh) ---------------------------------- */
+
+#define LSI_HDR     sizeof(H3100LbaStatusHdr)
+#define LSI_ELEM    sizeof(H3100LbaStatusNs)
+#define LSI_DESC    sizeof(H3100LbaRangeDesc)
+
+/* log 0Eh's header: its length, elements, ESTULB and LSGC */
+static void lsi_header(const uint8_t *log, uint32_t len, uint32_t elements,
+                       uint32_t estulb, uint16_t lsgc, const char *what)
+{
+    uint32_t got_len = le32_at(log, offsetof(H3100LbaStatusHdr, lslplen));
+    uint32_t got_n = le32_at(log, offsetof(H3100LbaStatusHdr, nlslne));
+    uint32_t got_est = le32_at(log, offsetof(H3100LbaStatusHdr, estulb));
+    uint16_t got_gen = le16_at(log, offsetof(H3100LbaStatusHdr, lsgc));
+
+    ck_assert_msg(got_len == len && got_n == elements &&
+                  got_est == estulb && got_gen == lsgc,
+                  "%s: LSLPLEN %u NLSLNE %u ESTULB %u LSGC %u, expected "
+                  "%u %u %u %u", what, got_len, got_n, got_est, got_gen,
+                  len, elements, estulb, lsgc);
+}
+
+/* the element at @off is namespace @nsid's, with @nrd descriptors */
+static size_t lsi_element(const uint8_t *log, size_t off, uint32_t nsid,
+                          uint32_t nrd, const char *what)
+{
+    const uint8_t *e = log + off;
+
+    ck_assert_msg(le32_at(e, offsetof(H3100LbaStatusNs, neid)) == nsid &&
+                  le32_at(e, offsetof(H3100LbaStatusNs, nlrd)) == nrd &&
+                  e[offsetof(H3100LbaStatusNs, ratype)] ==
+                  H3100_LBAS_RATYPE_TRACKED,
+                  "%s: element at %zu is NEID %u NLRD %u RATYPE %02xh, "
+                  "expected %u %u 11h", what, off, le32_at(e, 0),
+                  le32_at(e, 4), e[8], nsid, nrd);
+    return off + LSI_ELEM;
+}
+
+/* the descriptor at @off is LBAs @lba.. (@nlb of them: RNLB @nlb - 1) */
+static size_t lsi_desc(const uint8_t *log, size_t off, uint64_t lba,
+                       uint32_t nlb, const char *what)
+{
+    const uint8_t *r = log + off;
+    uint64_t got = le64_at(r, offsetof(H3100LbaRangeDesc, rslba));
+    uint32_t rnlb = le32_at(r, offsetof(H3100LbaRangeDesc, rnlb));
+
+    ck_assert_msg(got == lba && rnlb == nlb - 1, "%s: descriptor at %zu is "
+                  "RSLBA %" PRIu64 " RNLB %u, expected %" PRIu64 " %u", what,
+                  off, got, rnlb, lba, nlb - 1);
+    return off + LSI_DESC;
+}
+
+static uint16_t write_uncor(Dev *d, uint32_t nsid, uint64_t slba,
+                            uint32_t nlb)
+{
+    return nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, nsid, slba, nlb, 0, 0,
+                 NULL);
+}
+
+/*
+ * Get LBA Status (tracked) of all of @nsid says what log 0Eh's element at
+ * @off says: the same ranges.
+ */
+static void lsi_agrees(Dev *d, const uint8_t *log, size_t off)
+{
+    uint32_t nsid = le32_at(log, off), nrd = le32_at(log, off + 4);
+    uint64_t a = nh_alloc(d->h, 4096, 4096);
+    uint8_t b[4096];
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    nh_sqe_init(&sqe, ADM_GET_LBA_STATUS, nsid);
+    nh_set_prps(d->h, &sqe, a, sizeof(b));
+    sqe.cdw12 = sizeof(b) / 4 - 1;
+    sqe.cdw13 = (uint32_t)GLS_TRACKED << 24;
+    cqe = nh_cmd(d->h, d->h->admin, &sqe);
+    ck_status(nh_status(&cqe), 0, "Get LBA Status of namespace %u", nsid);
+    qt_memread(d->h->qt, a, b, sizeof(b));
+    ck_assert_msg(le32_at(b, 0) == nrd, "namespace %u: Get LBA Status has "
+                  "%u descriptors, log 0Eh %u", nsid, le32_at(b, 0), nrd);
+    for (uint32_t i = 0; i < nrd; i++) {
+        const uint8_t *r = log + off + LSI_ELEM + i * LSI_DESC;
+
+        ck_assert_msg(le64_at(b, 8 + 16 * i) == le64_at(r, 0) &&
+                      le32_at(b, 16 + 16 * i) == le32_at(r, 8) + 1,
+                      "namespace %u, range %u: Get LBA Status %" PRIu64
+                      " + %u, log 0Eh %" PRIu64 " + %u", nsid, i,
+                      le64_at(b, 8 + 16 * i), le32_at(b, 16 + 16 * i),
+                      le64_at(r, 0), le32_at(r, 8) + 1);
+    }
+}
+
+/*
+ * Log 0Eh reports what Write Uncorrectable made unreadable, per
+ * namespace in its own LBAs (512-byte and 4 KiB), as Get LBA Status
+ * does; a rewrite takes a range out, a namespace with none left goes;
+ * LSGC counts the reads that found new LBAs; offsets cut the page.
+ */
+START_TEST(test_ns_lba_status_log)
+{
+    Dev *d = dev_open();
+    uint64_t buf = nh_alloc(d->h, 2 * 4096, 4096);
+    uint8_t log[4096], part[4096];
+    uint32_t a, b;
+    size_t off;
+
+    ck_status(ns_delete(d, 1), 0, "delete namespace 1");
+    a = ns_create(d, 64 * MIB, 0);
+    b = ns_create(d, 32 * MIB, 1);
+    ck_status(ns_attach(d, a, true), 0, "attach %u", a);
+    ck_status(ns_attach(d, b, true), 0, "attach %u", b);
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, log, 4096, 0),
+              0, "log 0Eh, nothing tracked");
+    lsi_header(log, LSI_HDR, 0, 0, 0, "clean drive");
+
+    ck_status(write_uncor(d, a, 1000, 10), 0, "uncorrectable %u:1000+10", a);
+    ck_status(write_uncor(d, a, 100, 4), 0, "uncorrectable %u:100+4", a);
+    ck_status(write_uncor(d, b, 20, 2), 0, "uncorrectable %u:20+2", b);
+    ck_status(write_uncor(d, b, 7, 1), 0, "uncorrectable %u:7", b);
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, log, 4096, 0),
+              0, "log 0Eh");
+    lsi_header(log, LSI_HDR + 2 * LSI_ELEM + 4 * LSI_DESC, 2, 17, 1,
+               "four ranges in two namespaces");
+    off = lsi_element(log, LSI_HDR, a, 2, "four ranges");
+    off = lsi_desc(log, off, 100, 4, "four ranges");
+    off = lsi_desc(log, off, 1000, 10, "four ranges");
+    lsi_agrees(d, log, LSI_HDR);
+    lsi_agrees(d, log, off);
+    off = lsi_element(log, off, b, 2, "four ranges");
+    off = lsi_desc(log, off, 7, 1, "four ranges");
+    off = lsi_desc(log, off, 20, 2, "four ranges");
+
+    /* at an offset: the same bytes, zeroes past the page, none beyond */
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, part, 64, 48),
+              0, "log 0Eh at offset 48");
+    ck_assert_msg(!memcmp(part, log + 48, 64), "log 0Eh at offset 48 is not "
+                  "the page's bytes 48-111");
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, part, 32, 96),
+              0, "log 0Eh at offset 96");
+    lsi_desc(part, 0, 20, 2, "offset 96");
+    ck_assert_msg(le64_at(part, 16) == 0 && le64_at(part, 24) == 0,
+                  "bytes past the page are not zero");
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, part, 16, off),
+              NVME_SC_INVALID_FIELD, "log 0Eh at its length");
+
+    /* already tracked: no new generation */
+    ck_status(write_uncor(d, a, 101, 2), 0, "uncorrectable %u:101+2", a);
+    fill(d, buf, 0x5a, 10 * 512);
+    ck_status(ns_io(d, NVME_CMD_WRITE, a, 1000, 10, 512, buf), 0,
+              "rewrite %u:1000+10", a);
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, log, 4096, 0),
+              0, "log 0Eh after a rewrite");
+    lsi_header(log, LSI_HDR + 2 * LSI_ELEM + 3 * LSI_DESC, 2, 7, 1,
+               "after the rewrite");
+    off = lsi_element(log, LSI_HDR, a, 1, "after the rewrite");
+    off = lsi_desc(log, off, 100, 4, "after the rewrite");
+    lsi_agrees(d, log, LSI_HDR);
+    lsi_element(log, off, b, 2, "after the rewrite");
+
+    /* a namespace with nothing left has no element */
+    fill(d, buf, 0x5a, 2 * 4096);
+    ck_status(ns_io(d, NVME_CMD_WRITE, b, 7, 1, 4096, buf), 0,
+              "rewrite %u:7", b);
+    ck_status(ns_io(d, NVME_CMD_WRITE, b, 20, 2, 4096, buf), 0,
+              "rewrite %u:20+2", b);
+    ck_status(write_uncor(d, a, 5, 1), 0, "uncorrectable %u:5", a);
+    ck_status(write_uncor(d, a, 6, 1), 0, "uncorrectable %u:6", a);
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, NSID_ALL, log, 4096, 0),
+              0, "log 0Eh, one namespace");
+    lsi_header(log, LSI_HDR + LSI_ELEM + 2 * LSI_DESC, 1, 6, 2,
+               "new LBAs in one namespace");
+    off = lsi_element(log, LSI_HDR, a, 2, "one namespace");
+    off = lsi_desc(log, off, 5, 2, "one namespace");
+    lsi_desc(log, off, 100, 4, "one namespace");
+    lsi_agrees(d, log, LSI_HDR);
     dev_close(d);
 }
 END_TEST
@@ -938,6 +1120,7 @@ int main(void)
     tcase_add_test(tc, test_ns_create_attach_io);
     tcase_add_test(tc, test_ns_errors);
     tcase_add_test(tc, test_ns_changed_event);
+    tcase_add_test(tc, test_ns_lba_status_log);
     tcase_add_test(tc, test_ns_delete_format_erase);
     tcase_add_test(tc, test_ns_format_waits_for_dsm);
     tcase_add_test(tc, test_ns_format_reset_keeps_format);

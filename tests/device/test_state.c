@@ -648,6 +648,51 @@ START_TEST(test_dapustor_life_survives_restart)
 }
 END_TEST
 
+static uint16_t lsi_log(Dev *d, uint8_t *log)
+{
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log, 512, 0),
+              0, "log 0Eh");
+    return le16_at(log, 14);          /* LSGC */
+}
+
+static void write_uncor(Dev *d, uint64_t slba)
+{
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, slba, 1, 0, 0,
+                    NULL), 0, "Write Uncorrectable of LBA %" PRIu64, slba);
+}
+
+/*
+ * Log 0Eh's generation counter is persistent across power on (NVMe
+ * 1.4), and so is whether LBAs came since the host last read the page:
+ * the ranges come back with the count they made.
+ */
+START_TEST(test_lba_status_survives_restart)
+{
+    g_autofree char *path = state_file("lsgc.h3s");
+    uint8_t log[512];
+    Dev *d;
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    write_uncor(d, 100);
+    ck_assert_uint_eq(lsi_log(d, log), 1);
+    write_uncor(d, 200);              /* new since the read: LSGC 2 */
+    dev_close(d);
+
+    d = st_launch(path, ",state-interval=0");
+    st_enable(d);
+    write_uncor(d, 300);              /* not read since 200: still 2 */
+    ck_assert_uint_eq(lsi_log(d, log), 2);
+    ck_assert_uint_eq(le32_at(log, 16 + 4), 3);     /* NLRD */
+    ck_assert_uint_eq(le64_at(log, 32), 100);
+    ck_assert_uint_eq(le64_at(log, 48), 200);
+    write_uncor(d, 400);
+    ck_assert_uint_eq(lsi_log(d, log), 3);
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
 /* One namespace entry of a version 5 device part */
 typedef struct NsEntry {
     uint32_t nsid;
@@ -747,6 +792,7 @@ int main(void)
     tcase_add_test(tc, test_serial_saved);
     tcase_add_test(tc, test_dapustor_life_survives_restart);
     tcase_add_test(tc, test_ns_table_checked);
+    tcase_add_test(tc, test_lba_status_survives_restart);
     tcase_add_test(tc, test_shutdown_saves_clean);
     tcase_add_test(tc, test_shutdown_toggled);
     return dev_main(s);

@@ -60,6 +60,9 @@ COMMANDS = {
                           nsid=0xffffffff),
     "telemetry-ctrl": sqe(0x02, cdw10=0x08 | (127 << 16), nsid=0xffffffff),
     "log-cb": sqe(0x02, cdw10=0xcb | (1023 << 16), nsid=0xffffffff),
+    "log-lba-status": sqe(0x02, cdw10=0x0e | (1 << 15) | (1023 << 16),
+                          nsid=0xffffffff),
+    "lba-status-attr": sqe(0x09, cdw10=0x15, cdw11=0x00000001),
 }
 
 

@@ -51,9 +51,10 @@ ADMIN = dict(delete_sq=0x00, create_sq=0x01, get_log=0x02, delete_cq=0x04,
 IO = dict(flush=0x00, write=0x01, read=0x02, write_uncor=0x04, compare=0x05,
           write_zeroes=0x08, dsm=0x09)
 DATA_OPS = ("write", "read", "compare")
-LOG_IDS = (0x01, 0x02, 0x03, 0x05, 0x06, 0x07, 0x08, 0x0D, 0x80, 0x81,
-           0xC0, 0xC1, 0xC2, 0xCA, 0xCB, 0xFF)
-FEATURE_IDS = tuple(range(0x01, 0x11)) + (0x7F, 0x80, 0x81, 0xC0, 0xC1, 0xFE)
+LOG_IDS = (0x01, 0x02, 0x03, 0x05, 0x06, 0x07, 0x08, 0x0D, 0x0E, 0x80,
+           0x81, 0xC0, 0xC1, 0xC2, 0xCA, 0xCB, 0xFF)
+FEATURE_IDS = tuple(range(0x01, 0x11)) + (0x15, 0x7F, 0x80, 0x81, 0xC0,
+                                          0xC1, 0xFE)
 IDENTIFY_CNS = (0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12,
                 0x13, 0x14, 0x15, 0x1F, 0xFF)
 
@@ -457,6 +458,44 @@ def trace_telemetry(rng):
     return [t]
 
 
+def trace_lba_status(rng):
+    """Log 0Eh and its notice over uncorrectable ranges: Write
+    Uncorrectable (adjacent, overlapping, past the namespace), the log at
+    offsets with RAE set and clear, Get LBA Status, rewrites, LSIRI."""
+    t = Trace("lba-status", configs=("main", "iothread"))
+    t.bring_up()
+    t.admin(ADMIN["set_features"], cdw10=0x0B, cdw11=1 << 13)
+    t.admin(ADMIN["set_features"], cdw10=0x15, cdw11=0xFFFF0000)
+    t.admin(ADMIN["aer"])
+    t.admin(ADMIN["aer"])
+    for i, (slba, nlb) in enumerate(((100, 4), (104, 1), (102, 8), (9, 1),
+                                     (NS_LBAS - 2, 2), (NS_LBAS - 1, 4),
+                                     (0xFFFFFFFFFFFFFFFF, 1))):
+        t.submit(1, sqe(IO["write_uncor"], t.next_cid(), 1,
+                        cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
+                        cdw12=nlb - 1))
+        t.reap(1, ns=20 * MS if i == 3 else MS)
+    t.mem(PRP_LISTS, struct.pack("<2Q", ID_BUF + PAGE, ID_BUF + 2 * PAGE))
+    for rae, numd, lpo in ((1, 3, 0), (1, 1023, 16), (1, 0, 60), (0, 0, 64),
+                           (0, 2047, 0), (0, 3, 1 << 33), (0, 3, 4)):
+        t.admin(ADMIN["get_log"], prp1=ID_BUF, prp2=PRP_LISTS,
+                nsid=0xFFFFFFFF,
+                cdw10=0x0E | (rae << 15) | ((numd & 0xFFFF) << 16),
+                cdw11=numd >> 16, cdw12=lpo & 0xFFFFFFFF, cdw13=lpo >> 32)
+    t.admin(ADMIN["get_lba_status"], prp1=ID_BUF, nsid=1, cdw10=101,
+            cdw12=3, cdw13=(0x11 << 24) | 2)
+    t.submit(1, sqe(IO["write"], t.next_cid(), 1, prp1=DATA, cdw10=100,
+                    cdw12=7))
+    t.reap(1)
+    t.admin(ADMIN["set_features"], cdw10=0x15, cdw11=0)
+    t.submit(1, sqe(IO["write_uncor"], t.next_cid(), 1, cdw10=500,
+                    cdw12=0xFFFF))
+    t.reap(1, ns=20 * MS)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=1, cdw10=0x0E | (127 << 16))
+    t.admin(ADMIN["set_features"], cdw10=0x0B, cdw11=0)
+    return [t]
+
+
 def trace_dbbuf(rng):
     """Shadow doorbells: the device reads tails from guest memory."""
     t = Trace("shadow-doorbells", configs=("main", "iothread"))
@@ -639,7 +678,8 @@ def main():
     rng = random.Random(args.seed)
     traces = (trace_io_matrix(rng) + trace_admin(rng) +
               trace_namespaces(rng) + trace_streams(rng) +
-              trace_telemetry(rng) + trace_dbbuf(rng) +
+              trace_telemetry(rng) + trace_lba_status(rng) +
+              trace_dbbuf(rng) +
               [chaos(i, rng) for i in range(args.chaos)] +
               trace_memory_map(rng))
     os.makedirs(args.dir, exist_ok=True)
