@@ -88,7 +88,7 @@ void h3100_req_post_now(H3100Req *req, uint64_t now)
 {
     H3100State *s = req->s;
     H3100CQueue *cq = s->cq[req->sq->cqid];
-    bool lost_irq = h3100_fault_lost_irq(s, req);
+    bool lost_irq = h3100_fault_lost_irq(s, req, now);
     unsigned posted;
 
     if (req->status && req->status != NVME_NO_COMPLETE) {

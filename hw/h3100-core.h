@@ -213,7 +213,7 @@ void h3100_fault_reset(H3100State *s);
 void h3100_faults_free(H3100State *s);
 bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
-bool h3100_fault_lost_irq(H3100State *s, H3100Req *req);
+bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now);
 void h3100_fault_class_init(ObjectClass *oc);
 void h3100_faults_realize(H3100State *s);
 void h3100_faults_drop(H3100State *s);

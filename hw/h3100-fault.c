@@ -81,9 +81,9 @@ static H3100FaultCmd h3100_fault_cmd(H3100Req *req)
     return c;
 }
 
-/* The first armed fault of @kind that fires on @req, or NULL. */
+/* The first armed fault of @kind that fires on @req at model time @now */
 static H3100Fault *h3100_fault_fires(H3100State *s, H3100Req *req,
-                                     H3100FaultKind kind)
+                                     H3100FaultKind kind, uint64_t now)
 {
     H3100FaultCmd c;
     int i;
@@ -92,7 +92,7 @@ static H3100Fault *h3100_fault_fires(H3100State *s, H3100Req *req,
         return NULL;                  /* the usual case: one test */
     }
     c = h3100_fault_cmd(req);
-    i = h3100_fault_next(&s->faults, 0, kind, &c, h3100_now(s));
+    i = h3100_fault_next(&s->faults, 0, kind, &c, now);
     if (i < 0) {
         return NULL;
     }
@@ -126,19 +126,25 @@ static void h3100_fault_fatal(H3100State *s, const H3100Fault *f)
 
 uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req)
 {
-    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_TIMEOUT);
+    H3100Fault *f;
+    uint64_t now;
 
+    if (!s->faults_armed) {
+        return NVME_SUCCESS;
+    }
+    now = h3100_now(s);
+    f = h3100_fault_fires(s, req, H3100_FAULT_TIMEOUT, now);
     if (f) {
         h3100_fault_hold(s, req, f->spec.abort_ignored);
         return NVME_NO_COMPLETE;
     }
-    f = h3100_fault_fires(s, req, H3100_FAULT_FATAL);
+    f = h3100_fault_fires(s, req, H3100_FAULT_FATAL, now);
     if (f) {
         h3100_fault_hold(s, req, true);   /* lost: a reset releases it */
         h3100_fault_fatal(s, f);
         return NVME_NO_COMPLETE;
     }
-    f = h3100_fault_fires(s, req, H3100_FAULT_STATUS);
+    f = h3100_fault_fires(s, req, H3100_FAULT_STATUS, now);
     if (!f) {
         return NVME_SUCCESS;
     }
@@ -174,7 +180,7 @@ bool h3100_fault_abort(H3100State *s, H3100Req *req)
 /* @req's I/O is done at model time @now: later, if a fault says so */
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now)
 {
-    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_DELAY);
+    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_DELAY, now);
 
     if (f) {
         req->done_ns = MAX(req->done_ns, now) +
@@ -182,9 +188,10 @@ void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now)
     }
 }
 
-bool h3100_fault_lost_irq(H3100State *s, H3100Req *req)
+/* @req's completion is posted at model time @now: without its interrupt? */
+bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now)
 {
-    return h3100_fault_fires(s, req, H3100_FAULT_LOST_IRQ);
+    return h3100_fault_fires(s, req, H3100_FAULT_LOST_IRQ, now);
 }
 
 static void h3100_ready_timer_cb(void *opaque)

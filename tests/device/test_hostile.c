@@ -2,9 +2,9 @@
  * A hostile guest, seeded and bounded: random register and doorbell
  * writes, valid and malformed admin and I/O commands whose data pointers
  * aim at RAM, the device's own BAR0, ROM or nothing, queues created and
- * deleted with I/O in flight, resets in the middle of it all; in the
- * main loop and in an IOThread, timing on and off, on a fast and a slow
- * backend.  QEMU must stay alive and, after each round, the controller
+ * deleted with I/O in flight, resets in the middle of it all, with the
+ * host's faults on demand armed; in the main loop and in an IOThread,
+ * timing on and off, on a fast and a slow backend.  QEMU must stay alive and, after each round, the controller
  * must reset, come back and read back what was written.
  *
  * H3100_HOSTILE_SEED=N (default 1) replays a run, H3100_HOSTILE_ROUNDS
@@ -235,6 +235,36 @@ static void hostile_reap(Hostile *x)
 
 static void hostile_restart(Hostile *x, const char *where);
 
+/*
+ * The host's faults on demand (docs/guide/faults.md) in the storm: I/O
+ * commands held, failed, late or without their interrupt, now and then.
+ * None draws from the test's generator, so a seed replays as before.
+ */
+static const char *const storm_faults[] = {
+    "timeout,q=io,prob=4000,count=0",
+    "timeout,q=io,prob=4000,count=0,abort=ignore",
+    "status,q=io,prob=20000,count=0,sc=0x6",
+    "status,q=io,prob=10000,count=0,sc=0x281,dnr=on,more=on",
+    "lost-irq,q=io,prob=20000,count=0",
+    "delay,q=io,prob=10000,count=0,ms=2",   /* refused with timing=off */
+    "aer,type=smart,info=0",
+};
+
+static void hostile_fault_prop(Hostile *x, const char *prop,
+                               const char *value)
+{
+    g_free(qt_qmp(x->d->qt, "{\"execute\": \"qom-set\", \"arguments\": "
+                  "{\"path\": \"/machine/peripheral/h0\", \"property\": "
+                  "\"%s\", \"value\": \"%s\"}}", prop, value));
+}
+
+static void hostile_arm_faults(Hostile *x)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(storm_faults); i++) {
+        hostile_fault_prop(x, "fault", storm_faults[i]);
+    }
+}
+
 /* The host cuts the drive's power in the middle of it all. */
 static void hostile_power_cut(Hostile *x)
 {
@@ -243,6 +273,7 @@ static void hostile_power_cut(Hostile *x)
               "\"power-cut\", \"value\": \"drive\"}}");
     x->cuts++;
     hostile_restart(x, "after a power cut");
+    hostile_arm_faults(x);                 /* gone with the power */
 }
 
 static void hostile_act(Hostile *x)
@@ -457,6 +488,7 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
     x.q[1] = x.d->q;
     x.q[2] = nh_create_ioq(x.d->h, 2, 32, -1);
     hostile_lists(&x);
+    hostile_arm_faults(&x);
     for (unsigned i = 0; i < actions; i++) {
         hostile_act(&x);
         if (i % 64 == 63) {
@@ -467,6 +499,7 @@ static void hostile_round(uint64_t seed, unsigned round, unsigned actions)
             hostile_restart(&x, where);    /* with I/O in flight */
         }
     }
+    hostile_fault_prop(&x, "fault-clear", "all");
     hostile_recover(&x, where, !slow);
     {
         g_autofree char *log = qt_guest_log(x.d->qt);

@@ -496,6 +496,72 @@ def trace_lba_status(rng):
     return [t]
 
 
+def trace_faults(rng):
+    """Faults on demand armed over QMP under I/O and admin commands: held
+    commands aborted, deleted with their queue and dropped by a reset; a
+    status, delay, lost-irq, fatal, ready-delay, aer and warning fault;
+    bad specs; the table cleared.  Uses no randomness."""
+    t = Trace("faults", configs=("main", "notiming", "iothread",
+                                 "iothread2"))
+
+    def arm(spec, prop="fault"):
+        t.qmp('{"execute": "qom-set", "arguments": {"path": '
+              '"/machine/peripheral/h0", "property": "%s", '
+              '"value": "%s"}}' % (prop, spec))
+
+    def read(slba, qid=1):
+        t.submit(qid, sqe(IO["read"], t.next_cid(), 1, prp1=DATA,
+                          cdw10=slba, cdw12=7))
+
+    t.bring_up(pairs=2)
+    for spec in ("timeout,opc=read,lba=8+8,count=2",
+                 "timeout,q=2,abort=ignore", "status,opc=write,sc=0x280,"
+                 "dnr=on,more=on,count=0", "delay,opc=flush,ms=3",
+                 "lost-irq,q=1,every=2,count=0", "explode,sc=1",
+                 "status,q=admin,opc=get-features,sc=0x6", "warning,"
+                 "bits=spare+temperature+reliability+read-only+backup",
+                 "aer,type=error,info=3", "aer,type=notice,info=2,log=0x08",
+                 "status,prob=500000,count=0,sc=0x281,lba=100-200"):
+        arm(spec)
+    t.admin(ADMIN["aer"])
+    read(8)
+    read(12, qid=2)
+    read(0)
+    t.reap(1, 3)
+    for cid in range(t.cid - 4, t.cid + 1):
+        t.admin(ADMIN["abort"], cdw10=1 | (cid << 16))
+        t.admin(ADMIN["abort"], cdw10=2 | (cid << 16))
+    t.submit(1, sqe(IO["write"], t.next_cid(), 1, prp1=DATA, cdw10=150,
+                    cdw12=7))
+    t.submit(1, sqe(IO["flush"], t.next_cid(), 1))
+    t.reap(1, 2, ns=10 * MS)
+    t.admin(ADMIN["get_features"], cdw10=0x01)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x02 | (127 << 16))
+    read(9, qid=2)
+    t.delete_pair(2)
+    arm("fatal,opc=read,resets=1")
+    read(40)
+    t.step(10 * MS)
+    t.readl(0x1C)
+    t.disable()
+    t.bring_up(pairs=1)
+    t.disable()
+    arm("ready-delay,ms=5")
+    t.bring_up(pairs=1)
+    t.step(10 * MS)
+    arm("1", prop="fault-clear")
+    arm("all", prop="fault-clear")
+    arm("ready-delay,ms=never")
+    t.disable()
+    t.enable()
+    t.disable()
+    t.bring_up(pairs=1)
+    read(8)
+    t.reap(1)
+    return [t]
+
+
 def trace_dbbuf(rng):
     """Shadow doorbells: the device reads tails from guest memory."""
     t = Trace("shadow-doorbells", configs=("main", "iothread"))
@@ -679,6 +745,7 @@ def main():
     traces = (trace_io_matrix(rng) + trace_admin(rng) +
               trace_namespaces(rng) + trace_streams(rng) +
               trace_telemetry(rng) + trace_lba_status(rng) +
+              trace_faults(rng) +
               trace_dbbuf(rng) +
               [chaos(i, rng) for i in range(args.chaos)] +
               trace_memory_map(rng))
