@@ -215,6 +215,7 @@ bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now);
 void h3100_fault_class_init(ObjectClass *oc);
+bool h3100_faults_check(H3100State *s, Error **errp);
 void h3100_faults_realize(H3100State *s);
 void h3100_faults_drop(H3100State *s);
 void h3100_faults_pre_load(H3100State *s);

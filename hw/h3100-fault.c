@@ -301,6 +301,20 @@ void h3100_faults_drop(H3100State *s)
     trace_h3100_fault_clear(0);
 }
 
+/* Before realize builds anything: what -device armed fits the drive. */
+bool h3100_faults_check(H3100State *s, Error **errp)
+{
+    for (int i = 0; i < H3100_FAULT_MAX; i++) {
+        if (s->faults.f[i].id && !s->timing &&
+            s->faults.f[i].spec.kind == H3100_FAULT_DELAY) {
+            error_setg(errp, "fault: delay needs timing=on (the drive's "
+                       "time)");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* At realize: what -device armed counts its time from now, on the seed. */
 void h3100_faults_realize(H3100State *s)
 {

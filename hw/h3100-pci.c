@@ -204,7 +204,7 @@ static bool h3100_check_props(H3100State *s, char *profile, size_t len,
         error_setg(errp, "telemetry-interval must be at least 1 (ms)");
         return false;
     }
-    return true;
+    return h3100_faults_check(s, errp);
 }
 
 static bool h3100_blk_init(H3100State *s, Error **errp)

@@ -340,6 +340,8 @@ static const struct {
     { ",mdts=0", "mdts" },
     { ",lba-size=1000", "lba-size" },
     { ",model-params=user_bytes=1G", "drive" },   /* 256 MiB image */
+    { ",fault=explode", "fault" },
+    { ",timing=off,fault=delay,,ms=5", "timing=on" },
 };
 
 START_TEST(test_bad_property)
