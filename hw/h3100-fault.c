@@ -302,17 +302,41 @@ void h3100_faults_drop(H3100State *s)
 }
 
 /* Before realize builds anything: what -device armed fits the drive. */
+/* @spec fits this drive: a delay needs the drive's time to add to */
+static bool h3100_fault_fits(H3100State *s, const H3100FaultSpec *spec,
+                             Error **errp)
+{
+    if (spec->kind == H3100_FAULT_DELAY && !s->timing) {
+        error_setg(errp, "fault: delay needs timing=on (the drive's time)");
+        return false;
+    }
+    return true;
+}
+
 bool h3100_faults_check(H3100State *s, Error **errp)
 {
     for (int i = 0; i < H3100_FAULT_MAX; i++) {
-        if (s->faults.f[i].id && !s->timing &&
-            s->faults.f[i].spec.kind == H3100_FAULT_DELAY) {
-            error_setg(errp, "fault: delay needs timing=on (the drive's "
-                       "time)");
+        if (s->faults.f[i].id &&
+            !h3100_fault_fits(s, &s->faults.f[i].spec, errp)) {
             return false;
         }
     }
     return true;
+}
+
+/* The table is the device's once it runs: its lock (before: nobody's) */
+static void h3100_faults_lock(H3100State *s)
+{
+    if (s->model) {
+        h3100_lock(s);
+    }
+}
+
+static void h3100_faults_unlock(H3100State *s)
+{
+    if (s->model) {
+        h3100_unlock(s);
+    }
 }
 
 /* At realize: what -device armed counts its time from now, on the seed. */
@@ -341,8 +365,7 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
         error_setg(errp, "%s", err->message);
         return;
     }
-    if (spec.kind == H3100_FAULT_DELAY && !s->timing) {
-        error_setg(errp, "fault: delay needs timing=on (the drive's time)");
+    if (!h3100_fault_fits(s, &spec, errp)) {
         return;
     }
     if (spec.kind == H3100_FAULT_AER && !s->model) {
@@ -350,19 +373,15 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
                    "qom-set on a running drive");
         return;
     }
-    if (s->model) {
-        h3100_lock(s);
-    }
+    h3100_faults_lock(s);
     id = h3100_fault_arm(&s->faults, &spec, s->model ? h3100_now(s) : 0,
                          s->seed, &err);
     h3100_faults_changed(s);
-    if (s->model) {
-        if (id && (spec.kind == H3100_FAULT_AER ||
-                   spec.kind == H3100_FAULT_WARNING)) {
-            h3100_fault_fire_now(s, spec.kind);
-        }
-        h3100_unlock(s);
+    if (id && s->model && (spec.kind == H3100_FAULT_AER ||
+                           spec.kind == H3100_FAULT_WARNING)) {
+        h3100_fault_fire_now(s, spec.kind);
     }
+    h3100_faults_unlock(s);
     if (!id) {
         error_setg(errp, "%s", err->message);
         return;
@@ -376,13 +395,9 @@ static char *h3100_faults_get(Object *obj, Error **errp)
     H3100State *s = DAPUSTOR_H3100(obj);
     char *list;
 
-    if (s->model) {
-        h3100_lock(s);
-    }
+    h3100_faults_lock(s);
     list = h3100_fault_list(&s->faults);
-    if (s->model) {
-        h3100_unlock(s);
-    }
+    h3100_faults_unlock(s);
     return list;
 }
 
@@ -393,14 +408,10 @@ static void h3100_fault_clear_set(Object *obj, const char *value,
     g_autoptr(GError) err = NULL;
     bool ok;
 
-    if (s->model) {
-        h3100_lock(s);
-    }
+    h3100_faults_lock(s);
     ok = h3100_fault_clear(&s->faults, value, &err);
     h3100_faults_changed(s);
-    if (s->model) {
-        h3100_unlock(s);
-    }
+    h3100_faults_unlock(s);
     if (!ok) {
         error_setg(errp, "%s", err->message);
         return;
