@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Guest faults test: faults armed on the drive over QMP (the `fault`
+# property, docs/guide/faults.md) while a Linux guest works on it, and what
+# Linux's nvme driver does with each, from its kernel log and sysfs.  One
+# boot of one of Debian's cloud kernels (H3100_TEST_KERNEL: 6.1 or 6.12)
+# with nvme_core.io_timeout=5 and admin_timeout=5, on a sparse 256 MiB drive, in order:
+#   timeout, Abort honoured   fio reads; Linux aborts the held read after
+#                             5 s, Abort ends it, no reset, fio completes
+#   timeout, Abort ignored    the second time-out resets the controller;
+#                             the queues come back, fio completes
+#   lost-irq                  "completion polled" after 5 s, no reset
+#   status                    82h three times: the retries hide it; then
+#                             until cleared: "critical target error" after
+#                             Linux's 5 retries
+#   fatal,resets=0            CSTS.CFS seen at the time-out: "controller is
+#                             down", a reset cures it, fio completes
+#   ready-delay               3 s: `nvme reset` waits, under CAP.TO (10 s);
+#                             never: Linux gives up after CAP.TO and
+#                             removes the controller; a PCI rescan probes
+#                             it again (the fault is spent) and it is live
+#   aer                       persistent internal error: Linux resets the
+#                             controller
+#   warning                   spare + temperature: SMART critical warning
+#                             0x3, gone with the fault
+#   fatal,resets=never        the controller is removed after its reset
+#                             fails
+# Prints ok / not ok lines and 'N passed, N failed'.
+# Environment: H3100_TEST_KERNEL (6.1 | 6.12; default the release's),
+# H3100_ACCEL, H3100_CACHE, TMPDIR; H3100_GUEST_TESTS=0 skips.
+# shellcheck source=tests/guest/guest-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
+
+kernel=${H3100_TEST_KERNEL:-}
+kopt=()
+[ -z "$kernel" ] || kopt=(--kernel "$kernel")
+
+# qom DEVPROP VALUE: the QMP command that sets the drive's property
+qom() {
+    printf '{"execute": "qom-set", "arguments": {"path": "/machine/peripheral/h0", "property": "%s", "value": "%s"}}' "$1" "$2"
+}
+faults_get='{"execute": "qom-get", "arguments": {"path": "/machine/peripheral/h0", "property": "faults"}}'
+# step LINE SPEC: when the guest prints LINE, clear what was armed and
+# arm SPEC ("clear" only clears)
+steps=()
+step() {
+    steps+=(--qmp-on "$1" "$(qom fault-clear all)")
+    [ "$2" = clear ] || steps+=(--qmp-on "$1" "$(qom fault "$2")")
+}
+step @timeout-honour 'timeout,opc=read,count=1'
+step @timeout-ignore 'timeout,opc=read,count=1,abort=ignore'
+step @lost-irq 'lost-irq,opc=read,count=1'
+step @status-3 'status,opc=read,lba=4096+8,sc=0x82,count=3'
+step @status-all 'status,opc=read,lba=4096+8,sc=0x82,count=0'
+step @fatal 'fatal,opc=read,resets=0'
+step @ready-3s 'ready-delay,ms=3000'
+step @ready-never 'ready-delay,ms=never'
+step @aer 'aer,type=error,info=3'
+step @warning 'warning,bits=spare+temperature'
+step @warning-off clear
+step @fatal-never 'fatal,opc=read,resets=never'
+steps+=(--qmp-on @faults "$faults_get")
+
+disk=$tmp/h3100.raw
+truncate -s 256M "$disk"
+{
+    echo "$GUEST_PRELUDE"
+    cat <<'GUEST'
+echo "  kernel $(uname -r), io_timeout $(cat /sys/module/nvme_core/parameters/io_timeout) s"
+# klog_wait RE SECS: the kernel log has a line matching RE (extended
+# regular expression) since the last klog_mark, within SECS seconds
+klog_mark() { dmesg -c >>/tmp/klog; }
+klog_wait() {
+    i=0
+    while [ $i -lt $(($2 * 5)) ]; do
+        dmesg | grep -qE "$1" && return 0
+        sleep 0.2; i=$((i + 1))
+    done
+    return 1
+}
+klog_has() { dmesg | grep -qE "$1"; }
+klog_show() { dmesg | grep nvme | sed 's/^/  | /'; }
+state() { cat /sys/class/nvme/nvme0/state 2>/dev/null; }
+# live SECS: the controller is live again within SECS seconds
+live() {
+    i=0
+    while [ $i -lt $(($1 * 5)) ]; do
+        [ "$(state)" = live ] && [ -b /dev/nvme0n1 ] && return 0
+        sleep 0.2; i=$((i + 1))
+    done
+    return 1
+}
+FIO="fio --name=f --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=4 --size=16M --time_based --runtime=3"
+# fio_under LINE: fio reading while the host arms the fault at LINE
+fio_under() {
+    $FIO >/tmp/fio.out 2>&1 &
+    fpid=$!
+    sleep 0.5
+    echo "$1"
+}
+fio_rc() { wait "$fpid"; r=$?; [ $r = 0 ] || tail -3 /tmp/fio.out; return $r; }
+RESET='timeout, reset controller|will reset|resetting controller'
+QUEUES='default/read/poll queues'
+
+dd if=/dev/zero of=/dev/nvme0n1 bs=1M count=32 oflag=direct 2>/dev/null
+chk $? "the first 32 MiB written"
+klog_mark
+
+# --- timeout, Abort honoured ---
+fio_under @timeout-honour
+klog_wait 'timeout, aborting' 20; chk $? "timeout: Linux aborts the held read after io_timeout"
+klog_wait 'Abort status: 0x0' 5; chk $? "timeout: Abort succeeds"
+fio_rc; chk $? "timeout: fio completes (the aborted read retried)"
+! klog_has "$RESET"; chk $? "timeout: Abort honoured, no controller reset"
+klog_show; klog_mark
+
+# --- timeout, Abort ignored ---
+fio_under @timeout-ignore
+klog_wait 'timeout, aborting' 20; chk $? "timeout, abort=ignore: Linux aborts"
+klog_wait 'timeout, reset controller' 15; chk $? "timeout, abort=ignore: the second time-out resets the controller"
+klog_wait "$QUEUES" 15; chk $? "timeout, abort=ignore: the queues come back"
+fio_rc; chk $? "timeout, abort=ignore: fio completes"
+live 10; chk $? "timeout, abort=ignore: controller live ($(state))"
+klog_show; klog_mark
+
+# --- lost interrupt ---
+echo @lost-irq; sleep 1
+t0=$(date +%s)
+dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=100 count=1 iflag=direct 2>/dev/null
+r=$?; t=$(($(date +%s) - t0))
+chk $r "lost-irq: the read succeeds (after $t s)"
+klog_wait 'timeout, completion polled' 5; chk $? "lost-irq: Linux polls the completion at the time-out"
+! klog_has "$RESET"; chk $? "lost-irq: no controller reset"
+klog_show; klog_mark
+
+# --- status 82h: retried, then not hidden ---
+echo @status-3; sleep 1
+dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=512 count=1 iflag=direct 2>/dev/null
+chk $? "status 82h three times: the read succeeds on Linux's retries"
+! klog_has 'sc 0x82'; chk $? "status 82h three times: no error logged"
+echo @status-all; sleep 1
+! dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=512 count=1 iflag=direct 2>/dev/null
+chk $? "status 82h until cleared: the read fails"
+klog_wait '\(sct 0x0 / sc 0x82\)' 5; chk $? "status 82h: Linux logs the status"
+klog_has 'critical target error'; chk $? "status 82h: critical target error"
+klog_show; klog_mark
+
+# --- fatal, cured by a reset ---
+fio_under @fatal
+klog_wait 'controller is down; will reset: CSTS=0x3' 20
+chk $? "fatal: Linux sees CSTS.CFS at the time-out"
+klog_wait "$QUEUES" 15; chk $? "fatal,resets=0: the reset cures it, queues back"
+fio_rc; chk $? "fatal,resets=0: fio completes"
+klog_show; klog_mark
+
+# --- ready-delay: under CAP.TO, then never ---
+echo @ready-3s; sleep 1
+t0=$(date +%s)
+nvme reset /dev/nvme0; r=$?
+live 20; l=$?; t=$(($(date +%s) - t0))
+[ $r = 0 ] && [ $l = 0 ] && [ $t -ge 2 ]
+chk $? "ready-delay 3 s: nvme reset waits ($t s) and the controller is live"
+klog_mark
+echo @ready-never; sleep 1
+bdf=$(basename "$(readlink /sys/class/nvme/nvme0/device)")
+nvme reset /dev/nvme0 2>/dev/null
+klog_wait 'Device not ready; aborting' 30; chk $? "ready-delay never: Linux gives up after CAP.TO"
+klog_wait 'Removing after probe failure|Disabling device after reset failure' 10
+chk $? "ready-delay never: the controller is removed"
+echo 1 >/sys/bus/pci/devices/$bdf/remove
+echo 1 >/sys/bus/pci/rescan
+live 30; chk $? "ready-delay: after a PCI rescan the controller is live ($(state))"
+klog_show; klog_mark
+
+# --- persistent internal error ---
+echo @aer
+klog_wait 'resetting controller due to (AER|persistent internal error)' 20
+chk $? "aer: Linux resets the controller on a persistent internal error"
+klog_wait "$QUEUES" 15; live 10; chk $? "aer: controller live after the reset"
+klog_show; klog_mark
+
+# --- SMART critical warning ---
+echo @warning; sleep 1
+w=$(smart critical_warning)
+[ "$w" = 3 ]; chk $? "warning spare+temperature: SMART critical warning $w"
+echo @warning-off; sleep 1
+w=$(smart critical_warning)
+[ "$w" = 0 ]; chk $? "warning cleared: SMART critical warning $w"
+klog_mark
+
+# --- fatal for good ---
+fio_under @fatal-never
+klog_wait 'controller is down; will reset' 20; chk $? "fatal,resets=never: Linux sees CSTS.CFS"
+klog_wait 'Removing after probe failure|Disabling device after reset failure' 30
+chk $? "fatal,resets=never: the controller is removed"
+! fio_rc; chk $? "fatal,resets=never: fio fails"
+klog_show
+echo @faults; sleep 3
+GUEST
+} >"$tmp/faults.sh"
+
+run_guest "faults ${kernel:-default}" "$disk" "$tmp/faults.sh" "${kopt[@]}" \
+    --append "nvme_core.io_timeout=5 nvme_core.admin_timeout=5" --timeout 400 --qmp-log "$tmp/qmp.log" \
+    "${steps[@]}"
+# the device's own count of what fired, from its `faults` list
+grep -o '"return": "[^"]*fired[^"]*"' "$tmp/qmp.log" | tail -1 | sed 's/^/# faults: /'
+grep -q '"return": "[0-9]* fatal,[^"]*resets=never[^"]*fired=1' "$tmp/qmp.log"
+check $? "the device's faults list: the last fault fired once"
+finish
