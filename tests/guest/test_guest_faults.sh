@@ -22,6 +22,10 @@
 #                             controller
 #   warning                   spare + temperature: SMART critical warning
 #                             0x3, gone with the fault
+#   Get LBA Status            after a Write Uncorrectable: `nvme
+#                             lba-status-log` and (sid's nvme-cli)
+#                             `nvme get-lba-status` show the range; a
+#                             rewrite clears it
 #   fatal,resets=never        the controller is removed after its reset
 #                             fails
 # Prints ok / not ok lines and 'N passed, N failed'.
@@ -60,11 +64,19 @@ step @warning-off clear
 step @fatal-never 'fatal,opc=read,resets=never'
 steps+=(--qmp-on @faults "$faults_get")
 
+# sid's nvme-cli for the guest, unpacked (scripts/guest/guest-nvme-cli.sh)
+d=$("$GUEST_HERE/../../scripts/guest/guest-nvme-cli.sh" sid 2>"$tmp/nvme-sid.err")
+check $? "nvme-cli of sid for the guest"
+[ -n "$d" ] && tar -C "$d" -cf "$tmp/nvme-sid.tar" .
+
 disk=$tmp/h3100.raw
 truncate -s 256M "$disk"
 {
     echo "$GUEST_PRELUDE"
     cat <<'GUEST'
+N=/dev/nvme0
+mkdir -p /opt/sid && tar -xf /guest/nvme-sid.tar -C /opt/sid 2>/dev/null
+n_sid() { /opt/sid/ld-linux-x86-64.so.2 --library-path /opt/sid /opt/sid/nvme "$@"; }
 echo "  kernel $(uname -r), io_timeout $(cat /sys/module/nvme_core/parameters/io_timeout) s"
 # klog_wait RE SECS: the kernel log has a line matching RE (extended
 # regular expression) since the last klog_mark, within SECS seconds
@@ -187,6 +199,25 @@ w=$(smart critical_warning)
 [ "$w" = 0 ]; chk $? "warning cleared: SMART critical warning $w"
 klog_mark
 
+# --- Get LBA Status after Write Uncorrectable ---
+# nvme-cli 2.3 (libnvme 1.3) sends Get LBA Status without its buffer
+# (no data length): sid's nvme-cli asks it
+nvme write-uncor /dev/nvme0n1 -s 8192 -c 7 >/dev/null; chk $? "write-uncor LBAs 8192-8199"
+nvme lba-status-log $N >/tmp/lsl 2>&1 && grep -q 'RSLBA\[0\]: 8192' /tmp/lsl
+chk $? "nvme lba-status-log (nvme-cli 2.3): the range at LBA 8192"
+n_sid get-lba-status $N -n 1 -s 0 -m 64 -a 0x10 -l 0 >/tmp/gls 2>&1 &&
+    grep -q 'DSLBA: 0x00000000002000, NLB: 0x000008' /tmp/gls
+r=$?; chk $r "nvme get-lba-status (nvme-cli $(n_sid version | awk '{ print $3; exit }')): LBAs 8192-8199"
+[ $r = 0 ] || cat /tmp/gls /tmp/lsl
+! dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=1024 count=1 iflag=direct 2>/dev/null
+chk $? "the uncorrectable LBAs do not read"
+dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek=1024 count=1 oflag=direct 2>/dev/null &&
+    dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=1024 count=1 iflag=direct 2>/dev/null
+chk $? "rewritten, they read"
+n_sid lba-status-log $N 2>&1 | grep -q 'Namespace Elements: 0'
+chk $? "and the LBA status log is empty again"
+klog_mark
+
 # --- fatal for good ---
 fio_under @fatal-never
 klog_wait 'controller is down; will reset' 20; chk $? "fatal,resets=never: Linux sees CSTS.CFS"
@@ -200,7 +231,7 @@ GUEST
 
 run_guest "faults ${kernel:-default}" "$disk" "$tmp/faults.sh" "${kopt[@]}" \
     --append "nvme_core.io_timeout=5 nvme_core.admin_timeout=5" --timeout 400 --qmp-log "$tmp/qmp.log" \
-    "${steps[@]}"
+    --file "$tmp/nvme-sid.tar" "${steps[@]}"
 # the device's own count of what fired, from its `faults` list
 grep -o '"return": "[^"]*fired[^"]*"' "$tmp/qmp.log" | tail -1 | sed 's/^/# faults: /'
 grep -q '"return": "[0-9]* fatal,[^"]*resets=never[^"]*fired=1' "$tmp/qmp.log"
