@@ -246,8 +246,15 @@ accel_args=(-accel "$accel")
 mkdir -p "$tmp/extra/guest"
 cp "$script" "$tmp/extra/guest/run.sh"
 for f in "${files[@]}"; do cp -L "$f" "$tmp/extra/guest/"; done
-cp "$initrd" "$tmp/initrd"
-# the next archive must start 4-byte aligned: pad the gzip member with zeros
+# QEMU loads the plain archive at memory speed; the kernel unpacks a
+# gzipped one at ~20 MB/s under TCG (5 s of a 12 s boot).  Firmware
+# reads it from a drive image's ESP: there it stays small.
+if [ ${#boot_images[@]} -gt 0 ]; then
+    cp "$initrd" "$tmp/initrd"
+else
+    gzip -dc "$initrd" >"$tmp/initrd" || h3100_die "cannot unpack $initrd"
+fi
+# the next archive must start 4-byte aligned: pad the first one with zeros
 sz=$(stat -c %s "$tmp/initrd")
 truncate -s $(((sz + 511) / 512 * 512)) "$tmp/initrd"
 # the same files give the same bytes: a copy's mtime in the archive made
