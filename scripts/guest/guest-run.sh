@@ -9,6 +9,9 @@
 #   --format FMT        the backing file's format (default raw; qcow2 ...:
 #                       the namespace gets the image's virtual size)
 #   --no-disk           boot without the H3100
+#   --root-port         put the H3100 behind a PCIe root port (q35's root
+#                       bus makes it an integrated endpoint, whose PCIe
+#                       AER messages never reach the guest)
 #   --device-opts OPTS  -device options after drive=d0, replacing the default
 #                       model-params=user_bytes=<file size>
 #   --file PATH         also copy PATH into the guest's /guest/ (repeatable)
@@ -98,6 +101,7 @@ accel=${H3100_ACCEL:-auto}
 disk=''
 use_disk=1
 devopts=''
+root_port=0
 icount=0
 GUEST_ICOUNT_EPOCH=2026-01-01T00:00:00
 ishift=auto
@@ -137,6 +141,7 @@ while [ $# -gt 0 ]; do
     --mig-log) mig_log=$2; shift ;;
     --loadvm) loadvm=$2; shift ;;
     --no-disk) use_disk=0 ;;
+    --root-port) root_port=1 ;;
     --device-opts) devopts=$2; shift ;;
     --file) files+=("$2"); shift ;;
     --accel) accel=$2; shift ;;
@@ -301,6 +306,10 @@ if [ "$use_disk" = 1 ]; then
     [ -n "$devopts" ] || devopts="model-params=user_bytes=$dsize"
     dev_args=(-drive "file=$disk,if=none,id=d0,format=$format"
               -device "dapustor-h3100,id=h0,drive=d0,$devopts")
+    if [ "$root_port" = 1 ]; then
+        dev_args=(-device "pcie-root-port,id=rp0,chassis=1" "${dev_args[@]}")
+        dev_args[${#dev_args[@]}-1]+=",bus=rp0"
+    fi
 fi
 
 log=$tmp/console.log

@@ -22,6 +22,18 @@
 #                             controller
 #   warning                   spare + temperature: SMART critical warning
 #                             0x3, gone with the fault
+#   media                     281h with DNR (once) and without (Linux's
+#                             five retries), SMART, the error log, a
+#                             rewrite; 280h on a write
+#   read-only                 20h DNR on writes, SMART 0xc; nsattr=on:
+#                             the disk's ro flag, and back
+#   ns-detach / ns-attach     nvme0n1 goes and comes back with its data
+#   link-down                 for 2 s: commands lost, Linux resets, fio
+#                             completes; for good: CSTS all-ones, the
+#                             controller removed; cleared, a PCI rescan
+#   PCIe AER                  (aer=on, behind a root port) a fatal error
+#                             injected with pcie_aer_inject_error: Linux's
+#                             error recovery resets the controller
 #   Get LBA Status            after a Write Uncorrectable: `nvme
 #                             lba-status-log` and (sid's nvme-cli)
 #                             `nvme get-lba-status` show the range; a
@@ -42,6 +54,10 @@ kopt=()
 qom() {
     printf '{"execute": "qom-set", "arguments": {"path": "/machine/peripheral/h0", "property": "%s", "value": "%s"}}' "$1" "$2"
 }
+# hmp COMMAND: the QMP command that runs an HMP command
+hmp() {
+    printf '{"execute": "human-monitor-command", "arguments": {"command-line": "%s"}}' "$1"
+}
 faults_get='{"execute": "qom-get", "arguments": {"path": "/machine/peripheral/h0", "property": "faults"}}'
 # step LINE SPEC: when the guest prints LINE, clear what was armed and
 # arm SPEC ("clear" only clears)
@@ -61,6 +77,18 @@ step @ready-never 'ready-delay,ms=never'
 step @aer 'aer,type=error,info=3'
 step @warning 'warning,bits=spare+temperature'
 step @warning-off clear
+step @media-dnr 'media,rw=read,lba=12288+8,dnr=on'
+step @media-retry 'media,rw=read,lba=16384+8'
+step @media-write 'media,rw=write,lba=20480+8,dnr=on,count=1'
+step @ro 'read-only'
+step @ro-nsattr 'read-only,nsattr=on'
+step @ro-off clear
+step @ns-detach 'ns-detach,ns=1'
+step @ns-attach 'ns-attach,ns=1'
+step @link-2s 'link-down,for=2s'
+step @link-down 'link-down'
+step @link-back clear
+steps+=(--qmp-on @pcie-aer "$(hmp 'pcie_aer_inject_error h0 DLP')")
 step @fatal-never 'fatal,opc=read,resets=never'
 steps+=(--qmp-on @faults "$faults_get")
 
@@ -218,6 +246,123 @@ n_sid lba-status-log $N 2>&1 | grep -q 'Namespace Elements: 0'
 chk $? "and the LBA status log is empty again"
 klog_mark
 
+# --- media errors at chosen LBAs ---
+# read LBA4K until it fails (the host arms the fault meanwhile), 10 s at most
+fails_read() {
+    i=0
+    while dd if=/dev/nvme0n1 of=/dev/null bs=4k skip="$1" count=1 iflag=direct 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 50 ] || return 1; sleep 0.2
+    done
+}
+fails_write() {
+    i=0
+    while dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek="$1" count=1 oflag=direct 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 50 ] || return 1; sleep 0.2
+    done
+}
+MED='I/O Error \(sct 0x2 / sc 0x81\)'
+m0=$(smart media_errors)
+echo @media-dnr
+fails_read 1536; chk $? "media,dnr=on: the read of LBA 12288 fails"
+klog_wait "LBA 12288, 8 blocks, $MED DNR" 5; chk $? "media,dnr=on: Linux logs 281h with DNR"
+klog_has 'critical medium error, dev nvme0n1, sector 12288'; chk $? "media: critical medium error"
+m1=$(smart media_errors)
+[ $((m1 - m0)) = 1 ]; chk $? "media,dnr=on: one media error in SMART ($m0 -> $m1): not retried"
+nvme error-log $N -e 1 -o json | tr -d ' \n' | grep -q '"lba":12288'
+chk $? "media: the error log names LBA 12288"
+klog_mark
+echo @media-retry
+fails_read 2048; chk $? "media,dnr=off: the read of LBA 16384 fails"
+klog_wait "LBA 16384, 8 blocks, $MED ?\$" 5; chk $? "media,dnr=off: Linux logs 281h without DNR"
+m2=$(smart media_errors)
+[ $((m2 - m1)) = 6 ]; chk $? "media,dnr=off: six media errors ($m1 -> $m2): Linux's five retries"
+dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek=1536 count=1 oflag=direct 2>/dev/null &&
+    dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=1536 count=1 iflag=direct 2>/dev/null
+chk $? "media: rewritten, LBA 12288 reads"
+klog_mark
+echo @media-write
+fails_write 2560; chk $? "media,rw=write: the write of LBA 20480 fails"
+klog_wait 'LBA 20480, 8 blocks, I/O Error \(sct 0x2 / sc 0x80\) DNR' 5
+chk $? "media,rw=write: Linux logs 280h with DNR"
+klog_has 'critical medium error, dev nvme0n1, sector 20480 op 0x1:\(WRITE\)'
+chk $? "media,rw=write: critical medium error on the write"
+dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek=2560 count=1 oflag=direct 2>/dev/null
+chk $? "media,rw=write: spent, the next write succeeds"
+klog_show; klog_mark
+
+# --- read-only, without and with the namespace's write protection ---
+echo @ro
+fails_write 3000; chk $? "read-only: a write fails"
+klog_wait 'I/O Error \(sct 0x0 / sc 0x20\) DNR' 5; chk $? "read-only: Linux logs 20h with DNR"
+dd if=/dev/nvme0n1 of=/dev/null bs=4k skip=3000 count=1 iflag=direct 2>/dev/null
+chk $? "read-only: reads work"
+w=$(smart critical_warning)
+[ "$w" = 12 ]; chk $? "read-only: SMART critical warning $w (reliability, read-only)"
+klog_mark
+ro() { cat /sys/block/nvme0n1/ro 2>/dev/null; }
+# until_ro V SECS: the disk's ro flag is V within SECS seconds
+until_ro() {
+    i=0
+    while [ "$(ro)" != "$1" ]; do
+        i=$((i + 1)); [ $i -lt $(($2 * 5)) ] || return 1; sleep 0.2
+    done
+}
+echo @ro-nsattr
+until_ro 1 15; chk $? "read-only,nsattr=on: Linux marks the disk read-only (ro $(ro))"
+klog_has 'rescanning namespaces'; chk $? "read-only,nsattr=on: after the namespace notice"
+echo @ro-off
+until_ro 0 15; chk $? "read-only cleared: the disk is writable again (ro $(ro))"
+dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek=3000 count=1 oflag=direct 2>/dev/null
+chk $? "read-only cleared: a write succeeds"
+klog_show; klog_mark
+
+# --- a namespace detached and attached by another host ---
+# until_blk 0|1 SECS: /dev/nvme0n1 is gone (0) or there (1) within SECS s
+until_blk() {
+    i=0
+    while :; do
+        if [ -b /dev/nvme0n1 ]; then [ "$1" = 1 ] && return 0
+        else [ "$1" = 0 ] && return 0; fi
+        i=$((i + 1)); [ $i -lt $(($2 * 5)) ] || return 1; sleep 0.2
+    done
+}
+dd if=/dev/urandom of=/dev/nvme0n1 bs=4k seek=4000 count=4 oflag=direct 2>/dev/null
+sum=$(rd_sum 4000 4)
+echo @ns-detach
+until_blk 0 15; chk $? "ns-detach: nvme0n1 goes away"
+klog_has 'rescanning namespaces'; chk $? "ns-detach: after the namespace notice"
+echo @ns-attach
+until_blk 1 15; chk $? "ns-attach: nvme0n1 is back"
+[ "$(rd_sum 4000 4)" = "$sum" ]; chk $? "ns-attach: with its data"
+klog_show; klog_mark
+
+# --- the link down for 2 s, then for good ---
+fio_under @link-2s
+klog_wait 'timeout, reset controller|will reset' 30
+chk $? "link-down,for=2s: Linux resets the controller after its commands are lost"
+klog_wait "$QUEUES" 15; live 10; chk $? "link-down,for=2s: the reset succeeds on the returned drive"
+fio_rc; chk $? "link-down,for=2s: fio completes"
+klog_show; klog_mark
+bdf=$(basename "$(readlink /sys/class/nvme/nvme0/device)")
+fio_under @link-down
+klog_wait 'will reset: CSTS=0xffffffff' 20; chk $? "link-down: Linux reads CSTS all-ones"
+klog_wait 'Removing after probe failure|Disabling device after reset failure' 30
+chk $? "link-down: the controller is removed"
+! fio_rc; chk $? "link-down: fio fails"
+echo @link-back; sleep 1
+echo 1 >/sys/bus/pci/devices/$bdf/remove
+echo 1 >/sys/bus/pci/rescan
+live 30; chk $? "link-down cleared: after a PCI rescan the controller is live ($(state))"
+klog_show; klog_mark
+
+# --- a fatal PCIe error from the drive (AER through its root port) ---
+fio_under @pcie-aer
+klog_wait 'frozen state error detected, reset controller' 20
+chk $? "PCIe AER, fatal: Linux's error recovery resets the controller"
+klog_wait 'restart after slot reset' 20; chk $? "PCIe AER: restart after slot reset"
+live 20; fio_rc; chk $? "PCIe AER: fio completes, controller live"
+klog_show; klog_mark
+
 # --- fatal for good ---
 fio_under @fatal-never
 klog_wait 'controller is down; will reset' 20; chk $? "fatal,resets=never: Linux sees CSTS.CFS"
@@ -229,7 +374,9 @@ echo @faults; sleep 3
 GUEST
 } >"$tmp/faults.sh"
 
+# behind a root port with AER, where the drive's PCIe errors reach Linux
 run_guest "faults ${kernel:-default}" "$disk" "$tmp/faults.sh" "${kopt[@]}" \
+    --root-port --device-opts "model-params=user_bytes=$(stat -c %s "$disk"),aer=on" \
     --append "nvme_core.io_timeout=5 nvme_core.admin_timeout=5" --timeout 400 --qmp-log "$tmp/qmp.log" \
     --file "$tmp/nvme-sid.tar" "${steps[@]}"
 # the device's own count of what fired, from its `faults` list
