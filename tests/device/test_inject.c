@@ -669,6 +669,13 @@ START_TEST(test_read_only_nsattr)
     ck_assert_uint_eq(ns1_nsattr(d), 0);
     ck_status(write_byte(d, 0, 1), 0, "write after fault-clear");
     dev_close(d);
+
+    /* armed at start: read-only from the first Identify on */
+    d = dev_open_full(NULL, H0 ",fault=read-only,,nsattr=on", "");
+    ck_assert_uint_eq(ns1_nsattr(d), 1);
+    ck_status(write_byte(d, 0, 1), SC_WRITE_PROTECTED, "write");
+    ck_assert_uint_eq(smart_warning(d), SMART_RO_WARNINGS);
+    dev_close(d);
 }
 END_TEST
 
