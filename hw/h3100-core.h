@@ -209,6 +209,11 @@ uint16_t h3100_fault_at_fetch(H3100State *s, H3100Req *req);
 void h3100_fault_unhold(H3100State *s, H3100Req *req);
 uint32_t h3100_fault_at_enable(H3100State *s);
 uint8_t h3100_fault_warning(H3100State *s);
+/* a read-only fault refuses writes as the worn-out drive does */
+static inline bool h3100_fault_read_only(const H3100State *s)
+{
+    return s->fault_ro;
+}
 void h3100_fault_reset(H3100State *s);
 void h3100_faults_free(H3100State *s);
 bool h3100_fault_abort(H3100State *s, H3100Req *req);

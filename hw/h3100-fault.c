@@ -28,6 +28,13 @@
  *              (h3100_fault_delay(), once its I/O is done)
  *   lost-irq   its completion is posted without an interrupt
  *              (h3100_fault_lost_irq(), as it is posted)
+ *   read-only  the drive's worn-out read-only mode while armed: writes
+ *              refused, SMART bits and their event; with nsattr=on also
+ *              NSATTR.WP and a Namespace Attribute Changed notice, again
+ *              when cleared (h3100_fault_ro_changed())
+ *   ns-detach, ns-attach  another host moves a namespace, when armed:
+ *              drive state from then on, as the guest's own attachment
+ *              (h3100_ns_attach_by_host())
  * Faults belong to the VM: a migration or savevm carries them, with
  * their counters and generators (h3100_vmstate_faults); a reset keeps
  * them; a power cut and fault-clear drop them.  The guest cannot reach
@@ -242,7 +249,10 @@ uint32_t h3100_fault_at_enable(H3100State *s)
     return 0;
 }
 
-/* The SMART critical warning bits armed warning faults add */
+/*
+ * The SMART critical warning bits armed faults add: a warning's, and a
+ * read-only's as the worn-out drive shows them (reliability, read-only)
+ */
 uint8_t h3100_fault_warning(H3100State *s)
 {
     uint8_t bits = 0;
@@ -252,6 +262,9 @@ uint8_t h3100_fault_warning(H3100State *s)
             s->faults.f[i].spec.kind == H3100_FAULT_WARNING) {
             bits |= s->faults.f[i].spec.warn_bits;
         }
+    }
+    if (s->fault_ro) {
+        bits |= NVME_SMART_RELIABILITY | NVME_SMART_MEDIA_READ_ONLY;
     }
     return bits;
 }
@@ -275,6 +288,43 @@ static void h3100_fault_fire_now(H3100State *s, H3100FaultKind kind)
     }
 }
 
+static bool h3100_fault_moves_ns(H3100FaultKind kind)
+{
+    return kind == H3100_FAULT_NS_DETACH || kind == H3100_FAULT_NS_ATTACH;
+}
+
+/*
+ * ns-detach, ns-attach: another host moves the namespace, before the
+ * table records the fault (a refusal leaves everything as it was), if
+ * the table has room for it.
+ */
+static bool h3100_fault_move_ns(H3100State *s, const H3100FaultSpec *spec,
+                                Error **errp)
+{
+    if (h3100_fault_armed(&s->faults) >= H3100_FAULT_MAX) {
+        error_setg(errp, "fault: %d faults armed already (fault-clear)",
+                   H3100_FAULT_MAX);
+        return false;
+    }
+    return h3100_ns_attach_by_host(s, spec->nsid,
+                                   spec->kind == H3100_FAULT_NS_ATTACH, errp);
+}
+
+/* ... and the fault, armed, shows it fired: it matches no command */
+static void h3100_fault_moved_ns(H3100State *s, uint32_t id)
+{
+    for (int i = 0; i < H3100_FAULT_MAX; i++) {
+        H3100Fault *f = &s->faults.f[i];
+
+        if (f->id == id) {
+            f->matched++;
+            f->fired++;
+            trace_h3100_fault_fire(id, h3100_fault_kind_name(f->spec.kind),
+                                   0, 0, 0);
+        }
+    }
+}
+
 /* A controller reset: RDY waits for no fault any more. */
 void h3100_fault_reset(H3100State *s)
 {
@@ -288,6 +338,36 @@ void h3100_fault_reset(H3100State *s)
 static void h3100_faults_changed(H3100State *s)
 {
     s->faults_armed = h3100_fault_armed(&s->faults);
+    s->fault_ro = false;
+    s->fault_ro_nsattr = false;
+    for (int i = 0; s->faults_armed && i < H3100_FAULT_MAX; i++) {
+        const H3100Fault *f = &s->faults.f[i];
+
+        if (f->id && f->spec.kind == H3100_FAULT_READ_ONLY) {
+            s->fault_ro = true;
+            s->fault_ro_nsattr |= f->spec.nsattr;
+        }
+    }
+}
+
+/*
+ * NSATTR.WP came or went with a read-only fault: every attached
+ * namespace's attributes changed, so a host rescans (Linux: set_disk_ro).
+ */
+static void h3100_fault_ro_changed(H3100State *s, bool was_ro,
+                                   bool was_nsattr)
+{
+    if (was_ro && !s->fault_ro) {
+        h3100_health_check(s);        /* its warning is no longer sent */
+    }
+    if (s->fault_ro_nsattr == was_nsattr) {
+        return;
+    }
+    for (uint32_t i = 1; i <= H3100_NS_MAX; i++) {
+        if (h3100_ns_active(s, i)) {
+            h3100_ns_changed(s, i);
+        }
+    }
 }
 
 /* A power cut: what was armed goes with the power. */
@@ -359,6 +439,7 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     g_autoptr(GError) err = NULL;
     g_autofree char *canon = NULL;
     H3100FaultSpec spec;
+    bool was_ro, was_nsattr;
     uint32_t id;
 
     if (!h3100_fault_parse(value, h3100_fault_names, &spec, &err)) {
@@ -368,18 +449,34 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     if (!h3100_fault_fits(s, &spec, errp)) {
         return;
     }
-    if (spec.kind == H3100_FAULT_AER && !s->model) {
-        error_setg(errp, "fault: aer is sent when armed: arm it with "
-                   "qom-set on a running drive");
+    if ((spec.kind == H3100_FAULT_AER || h3100_fault_moves_ns(spec.kind)) &&
+        !s->model) {
+        error_setg(errp, "fault: %s acts when armed: arm it with "
+                   "qom-set on a running drive",
+                   h3100_fault_kind_name(spec.kind));
         return;
     }
     h3100_faults_lock(s);
+    if (h3100_fault_moves_ns(spec.kind) &&
+        !h3100_fault_move_ns(s, &spec, errp)) {
+        h3100_faults_unlock(s);
+        return;
+    }
+    was_ro = s->fault_ro;
+    was_nsattr = s->fault_ro_nsattr;
     id = h3100_fault_arm(&s->faults, &spec, s->model ? h3100_now(s) : 0,
                          s->seed, &err);
     h3100_faults_changed(s);
     if (id && s->model && (spec.kind == H3100_FAULT_AER ||
-                           spec.kind == H3100_FAULT_WARNING)) {
+                           spec.kind == H3100_FAULT_WARNING ||
+                           spec.kind == H3100_FAULT_READ_ONLY)) {
         h3100_fault_fire_now(s, spec.kind);
+    }
+    if (id && h3100_fault_moves_ns(spec.kind)) {
+        h3100_fault_moved_ns(s, id);
+    }
+    if (s->model) {
+        h3100_fault_ro_changed(s, was_ro, was_nsattr);
     }
     h3100_faults_unlock(s);
     if (!id) {
@@ -406,11 +503,16 @@ static void h3100_fault_clear_set(Object *obj, const char *value,
 {
     H3100State *s = DAPUSTOR_H3100(obj);
     g_autoptr(GError) err = NULL;
-    bool ok;
+    bool ok, was_ro, was_nsattr;
 
     h3100_faults_lock(s);
+    was_ro = s->fault_ro;
+    was_nsattr = s->fault_ro_nsattr;
     ok = h3100_fault_clear(&s->faults, value, &err);
     h3100_faults_changed(s);
+    if (s->model) {
+        h3100_fault_ro_changed(s, was_ro, was_nsattr);
+    }
     h3100_faults_unlock(s);
     if (!ok) {
         error_setg(errp, "%s", err->message);

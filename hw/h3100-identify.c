@@ -153,6 +153,8 @@ static void h3100_fill_id_ns(H3100State *s, uint32_t nsid, NvmeIdNs *id)
     stq_le_p(id->nvmcap, ns->bytes);
     h3100_ns_nguid(s, nsid, id->nguid);
     id->eui64 = cpu_to_be64(h3100_ns_eui64(s, nsid));
+    /* bit 0, write protected: a read-only fault's, with nsattr=on */
+    id->nsattr = s->fault_ro_nsattr;
 }
 
 /*

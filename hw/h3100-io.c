@@ -552,6 +552,22 @@ static uint16_t h3100_write_accept(H3100State *s, H3100Req *req,
     return NVME_NO_COMPLETE;
 }
 
+/*
+ * The model times a write or Write Zeroes; a read-only fault answers as
+ * the worn-out drive does (h3100_write_accept()), and the model writes
+ * nothing.
+ */
+static H3100Result h3100_write_model(H3100State *s, H3100Req *req,
+                                     H3100Op op, uint32_t stream)
+{
+    if (h3100_fault_read_only(s)) {
+        return (H3100Result) {
+            .done_ns = h3100_now(s), .status = H3100_READ_ONLY,
+        };
+    }
+    return h3100_model_io(s, op, req->offset, req->bytes, req->fua, stream);
+}
+
 static uint16_t h3100_write(H3100State *s, H3100Req *req)
 {
     uint16_t status = h3100_rw_map(s, req, DMA_DIRECTION_TO_DEVICE);
@@ -566,8 +582,7 @@ static uint16_t h3100_write(H3100State *s, H3100Req *req)
     }
     trace_h3100_io_rw(req->sq->sqid, le16_to_cpu(req->cmd.cid), true,
                       req->offset, req->bytes, req->fua);
-    r = h3100_model_io(s, H3100_OP_WRITE, req->offset, req->bytes,
-                       req->fua, stream);
+    r = h3100_write_model(s, req, H3100_OP_WRITE, stream);
     return h3100_write_accept(s, req, &r);
 }
 
@@ -595,8 +610,7 @@ static uint16_t h3100_write_zeroes(H3100State *s, H3100Req *req)
     req->fua = dw12 & H3100_RW_FUA_DW12;
     trace_h3100_io_write_zeroes(req->offset, req->bytes,
                                 !!(dw12 & H3100_WZ_DEAC));
-    r = h3100_model_io(s, H3100_OP_WRITE_ZEROES, req->offset, req->bytes,
-                       req->fua, 0);
+    r = h3100_write_model(s, req, H3100_OP_WRITE_ZEROES, 0);
     return h3100_write_accept(s, req, &r);
 }
 

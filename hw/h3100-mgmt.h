@@ -42,6 +42,11 @@ uint16_t h3100_ns_changed_log(H3100State *s, H3100Req *req, uint64_t off,
                               uint64_t len, bool rae);
 uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req);
 uint16_t h3100_ns_attach(H3100State *s, H3100Req *req);
+/* Another host attaches or detaches @nsid (a fault); false with @errp */
+bool h3100_ns_attach_by_host(H3100State *s, uint32_t nsid, bool attach,
+                             Error **errp);
+/* @nsid's attributes changed: log 04h and the notice */
+void h3100_ns_changed(H3100State *s, uint32_t nsid);
 /* the attached (or all allocated) namespaces: bit N for NSID N */
 uint64_t h3100_ns_mask(H3100State *s, bool attached);
 /* @ns takes LBA format @lbads (its bytes rounded down to whole LBAs) */

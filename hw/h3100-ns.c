@@ -170,7 +170,7 @@ static bool h3100_ns_place(H3100State *s, uint64_t bytes, uint64_t *base)
 
 /* ---- the Changed Namespace List (log 04h) ------------------------------ */
 
-static void h3100_ns_changed(H3100State *s, uint32_t nsid)
+void h3100_ns_changed(H3100State *s, uint32_t nsid)
 {
     s->ns_changed |= 1ull << nsid;
     if (NVME_AEC_NS_ATTR(s->feat.aec)) {
@@ -616,6 +616,30 @@ uint16_t h3100_ns_mgmt(H3100State *s, H3100Req *req)
 
 /* ---- Namespace Attachment ---------------------------------------------- */
 
+/* @nsid (allocated) to this controller or away from it: one rule for all */
+static uint16_t h3100_ns_set_attached(H3100State *s, uint32_t nsid,
+                                      bool attach)
+{
+    H3100Namespace *ns = &s->ns[nsid];
+
+    if (h3100_ns_busy(ns)) {
+        return NVME_FORMAT_IN_PROGRESS;
+    }
+    if (attach) {
+        if (ns->state == H3100_NS_ATTACHED) {
+            return NVME_NS_ALREADY_ATTACHED | NVME_DNR;
+        }
+        ns->state = H3100_NS_ATTACHED;
+    } else {
+        if (ns->state != H3100_NS_ATTACHED) {
+            return NVME_NS_NOT_ATTACHED | NVME_DNR;
+        }
+        ns->state = H3100_NS_DETACHED;
+    }
+    h3100_ns_changed(s, nsid);
+    return NVME_SUCCESS;
+}
+
 /*
  * A controller list naming this controller, once, and no other: a list
  * of unique IDs, and the drive has one controller.
@@ -661,20 +685,35 @@ uint16_t h3100_ns_attach(H3100State *s, H3100Req *req)
     if (status) {
         return status;
     }
-    if (h3100_ns_busy(ns)) {
-        return NVME_FORMAT_IN_PROGRESS;
+    return h3100_ns_set_attached(s, nsid, sel == NVME_NS_ATTACHMENT_ATTACH);
+}
+
+/*
+ * Another host, sharing the namespace, attaches or detaches it: to this
+ * controller it looks as its own Namespace Attachment does, notice and
+ * all.  Refused as the command would be, with one line.
+ */
+bool h3100_ns_attach_by_host(H3100State *s, uint32_t nsid, bool attach,
+                             Error **errp)
+{
+    uint16_t status;
+
+    if (s->format_busy) {
+        error_setg(errp, "fault: a Format is under way");
+        return false;
     }
-    if (sel == NVME_NS_ATTACHMENT_ATTACH) {
-        if (ns->state == H3100_NS_ATTACHED) {
-            return NVME_NS_ALREADY_ATTACHED | NVME_DNR;
-        }
-        ns->state = H3100_NS_ATTACHED;
-    } else {
-        if (ns->state != H3100_NS_ATTACHED) {
-            return NVME_NS_NOT_ATTACHED | NVME_DNR;
-        }
-        ns->state = H3100_NS_DETACHED;
+    if (!h3100_ns_allocated(s, nsid)) {
+        error_setg(errp, "fault: namespace %" PRIu32 " does not exist",
+                   nsid);
+        return false;
     }
-    h3100_ns_changed(s, nsid);
-    return NVME_SUCCESS;
+    status = h3100_ns_set_attached(s, nsid, attach);
+    if (status == NVME_FORMAT_IN_PROGRESS) {
+        error_setg(errp, "fault: namespace %" PRIu32 " is being erased",
+                   nsid);
+    } else if (status) {
+        error_setg(errp, "fault: namespace %" PRIu32 " is %s attached", nsid,
+                   attach ? "already" : "not");
+    }
+    return !status;
 }

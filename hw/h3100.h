@@ -617,6 +617,8 @@ struct H3100State {
     H3100Timer *ready_timer;          /* a ready-delay fault's */
     uint64_t ready_at;                /* model time CSTS.RDY comes, or 0 */
     bool ready_never;                 /* ... never, until a reset */
+    /* read-only faults armed: writes refused; with nsattr, NSATTR.WP */
+    bool fault_ro, fault_ro_nsattr;
     uint8_t *faults_mig;              /* the table as text, in a stream */
     uint32_t faults_mig_len;
 };

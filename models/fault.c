@@ -177,20 +177,41 @@ static bool parse_opc(const char *v, const H3100FaultOpName *names,
     return false;
 }
 
-/* aer and warning take their own keys and no other: they fire when armed */
+/* Kinds that act when armed, on the drive rather than on a command */
+static bool event_kind(H3100FaultKind kind)
+{
+    switch (kind) {
+    case H3100_FAULT_AER:
+    case H3100_FAULT_WARNING:
+    case H3100_FAULT_READ_ONLY:
+    case H3100_FAULT_NS_DETACH:
+    case H3100_FAULT_NS_ATTACH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* They take their own keys and no other: no command to match or count */
 static bool key_fits_event_kind(const char *key, H3100FaultKind kind)
 {
-    if (kind == H3100_FAULT_AER) {
+    switch (kind) {
+    case H3100_FAULT_AER:
         return !strcmp(key, "type") || !strcmp(key, "info") ||
                !strcmp(key, "log");
+    case H3100_FAULT_WARNING:
+        return !strcmp(key, "bits");
+    case H3100_FAULT_READ_ONLY:
+        return !strcmp(key, "nsattr");
+    default:
+        return !strcmp(key, "ns");    /* the namespace another host moves */
     }
-    return !strcmp(key, "bits");
 }
 
 /* The keys each kind takes besides the match and trigger keys */
 static bool key_fits_kind(const char *key, H3100FaultKind kind)
 {
-    if (kind == H3100_FAULT_AER || kind == H3100_FAULT_WARNING) {
+    if (event_kind(kind)) {
         return key_fits_event_kind(key, kind);
     }
     if (!strcmp(key, "sc") || !strcmp(key, "dnr") || !strcmp(key, "more")) {
@@ -205,7 +226,7 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
     if (!strcmp(key, "abort")) {
         return kind == H3100_FAULT_TIMEOUT;
     }
-    return true;
+    return strcmp(key, "nsattr") != 0;       /* read-only's */
 }
 
 /* An asynchronous event's type, as NVMe numbers them */
@@ -312,6 +333,8 @@ static bool parse_key(const char *key, const char *v,
         spec->aer_log = n;
     } else if (!strcmp(key, "bits")) {
         ok = parse_warn_bits(v, &spec->warn_bits);
+    } else if (!strcmp(key, "nsattr")) {
+        ok = parse_onoff(v, &spec->nsattr);
     } else if (!strcmp(key, "abort")) {
         ok = !strcmp(v, "honour") || !strcmp(v, "ignore");
         spec->abort_ignored = !strcmp(v, "ignore");
@@ -367,6 +390,10 @@ static bool spec_complete(H3100FaultSpec *spec, int named_admin,
     }
     if (spec->kind == H3100_FAULT_WARNING && !spec->warn_bits) {
         return fail(errp, "fault: warning needs bits=NAME[+NAME]...");
+    }
+    if ((spec->kind == H3100_FAULT_NS_DETACH ||
+         spec->kind == H3100_FAULT_NS_ATTACH) && !spec->nsid) {
+        return fail(errp, "fault: %s needs ns=N", kind_names[spec->kind]);
     }
     if (spec->kind == H3100_FAULT_READY_DELAY) {
         if (!spec->ms && !spec->never) {
@@ -490,6 +517,12 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
             }
         }
         return g_string_free(g, false);
+    }
+    if (sp->kind == H3100_FAULT_READ_ONLY) {
+        g_string_append_printf(g, ",nsattr=%s", sp->nsattr ? "on" : "off");
+    }
+    if (event_kind(sp->kind)) {
+        return g_string_free(g, false);   /* ns-detach, -attach: ns= above */
     }
     g_string_append_printf(g, ",count=%" PRIu64, sp->count);
     if (sp->prob_ppm != PPM) {

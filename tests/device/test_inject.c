@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "dev.h"
 #include "h3100/fault.h"
@@ -512,6 +513,303 @@ START_TEST(test_migrate_and_savevm)
 }
 END_TEST
 
+/* ---- read-only, ns-detach, ns-attach ----------------------------------- */
+
+#define SC_WRITE_PROTECTED  0x020
+#define SC_INVALID_NSID     0x00b
+#define AEC_SMART_AND_NS    0x1ff     /* feature 0Bh: SMART bits, bit 8 */
+#define AEC_NS_ATTR         0x100
+#define IDN_NSATTR          99        /* Identify Namespace: bit 0, WP */
+#define IDN_NSZE            0
+#define LOG_CHANGED_NS      0x04
+#define AER_NOTICE_NS       (2 | 0 << 8 | LOG_CHANGED_NS << 16)
+#define AER_SMART_RELIABLE  (1 | 0 << 8 | NVME_LOG_SMART << 16)
+#define SMART_RO_WARNINGS   0x0c      /* reliability degraded, read-only */
+
+/* A write of one block of @v at @slba on namespace 1 */
+static uint16_t write_byte(Dev *d, uint64_t slba, uint8_t v)
+{
+    uint8_t buf[512];
+
+    memset(buf, v, sizeof(buf));
+    return nh_write(d->h, d->q, slba, buf, sizeof(buf));
+}
+
+/* Does LBA @slba of namespace 1 read back as @v? */
+static bool reads_byte(Dev *d, uint64_t slba, uint8_t v)
+{
+    uint8_t buf[512], want[512];
+
+    memset(want, v, sizeof(want));
+    ck_status(nh_read(d->h, d->q, slba, buf, sizeof(buf)), 0, "read %"
+              PRIu64, slba);
+    return !memcmp(buf, want, sizeof(buf));
+}
+
+static uint8_t smart_warning(Dev *d)
+{
+    uint8_t smart[512];
+
+    ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, smart, 512, 0), 0,
+              "SMART log");
+    return smart[0];
+}
+
+static uint8_t ns1_nsattr(Dev *d)
+{
+    uint8_t id[4096];
+
+    ck_status(nh_identify(d->h, 0, 1, id), 0, "identify namespace 1");
+    return id[IDN_NSATTR];
+}
+
+/* The active namespace list (CNS 02h) has NSID 1 */
+static bool ns1_active(Dev *d)
+{
+    uint8_t list[4096];
+
+    ck_status(nh_identify(d->h, 2, 0, list), 0, "active namespace list");
+    return le32_at(list, 0) == 1;
+}
+
+/* An event comes for the AER @cid: its DW0 (the test fails if none) */
+static uint32_t aer_event(Dev *d, uint16_t cid)
+{
+    NvmeCqe cqe;
+
+    ck_assert_msg(nh_wait_cid(d->h, d->h->admin, cid, &cqe, 1000000000),
+                  "no asynchronous event");
+    return cqe.dw0;
+}
+
+/* Log 04h: its first NSID (0: empty); read, it empties, events re-arm */
+static uint32_t changed_ns(Dev *d)
+{
+    uint8_t log[4096];
+
+    ck_status(nh_get_log(d->h, LOG_CHANGED_NS, 0xffffffff, log, 4096, 0), 0,
+              "log 04h");
+    return le32_at(log, 0);
+}
+
+static void refused(Dev *d, const char *spec, const char *why)
+{
+    g_autofree char *r = qom_set(d, "fault", spec);
+
+    ck_assert_msg(strstr(r, "\"error\"") && strstr(r, why), "'%s': %s",
+                  spec, r);
+}
+
+/*
+ * read-only: writes fail with Namespace is Write Protected (20h, DNR)
+ * as on the worn-out drive, reads work, SMART shows 0x0c with its
+ * reliability event; NSATTR stays clear and no notice comes.  Cleared,
+ * the drive writes again.
+ */
+START_TEST(test_read_only)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    NvmeCqe cqe;
+    uint16_t cid;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, AEC_SMART_AND_NS,
+                              false, NULL), 0, "enable events");
+    ck_status(write_byte(d, 0, 0xa5), 0, "write before");
+    cid = submit_aer(d);
+    arm(d, "read-only");
+    ck_assert_uint_eq(aer_event(d, cid), AER_SMART_RELIABLE);
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE, 1, 0, 1,
+                    nh_alloc(d->h, 512, 4096), 0, &cqe), SC_WRITE_PROTECTED,
+              "write while read-only");
+    ck_assert(nh_dnr(&cqe));
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, 0, 1, 0, 0, &cqe),
+              SC_WRITE_PROTECTED, "write zeroes while read-only");
+    ck_assert(reads_byte(d, 0, 0xa5));
+    ck_assert_uint_eq(smart_warning(d), SMART_RO_WARNINGS);
+    ck_assert_uint_eq(ns1_nsattr(d), 0);
+    cid = submit_aer(d);
+    ck_assert_msg(!nh_wait_cid(d->h, d->h->admin, cid, &cqe, 100000000),
+                  "an event 0x%08x without nsattr=on", cqe.dw0);
+    ck_assert_uint_eq(changed_ns(d), 0);
+
+    g_free(qom_set(d, "fault-clear", "all"));
+    ck_status(write_byte(d, 0, 0x5a), 0, "write after fault-clear");
+    ck_assert(reads_byte(d, 0, 0x5a));
+    ck_assert_uint_eq(smart_warning(d), 0);
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * read-only,nsattr=on: NSATTR.WP and a Namespace Attribute Changed
+ * notice naming namespace 1; fault-clear takes WP away with the notice
+ * again.
+ */
+START_TEST(test_read_only_nsattr)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+    uint16_t cid;
+
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, AEC_NS_ATTR,
+                              false, NULL), 0, "enable namespace notices");
+    cid = submit_aer(d);
+    arm(d, "read-only,nsattr=on");
+    ck_assert_uint_eq(aer_event(d, cid), AER_NOTICE_NS);
+    ck_assert_uint_eq(changed_ns(d), 1);
+    ck_assert_uint_eq(ns1_nsattr(d) & 1, 1);
+    ck_status(write_byte(d, 0, 1), SC_WRITE_PROTECTED, "write");
+    list = faults(d);
+    ck_assert_msg(strstr(list, "1 read-only,nsattr=on matched=1 fired=1"),
+                  "%s", list);
+    cid = submit_aer(d);
+    g_free(qom_set(d, "fault-clear", "1"));
+    ck_assert_uint_eq(aer_event(d, cid), AER_NOTICE_NS);
+    ck_assert_uint_eq(changed_ns(d), 1);
+    ck_assert_uint_eq(ns1_nsattr(d), 0);
+    ck_status(write_byte(d, 0, 1), 0, "write after fault-clear");
+    dev_close(d);
+
+    /* armed at start: read-only from the first Identify on */
+    d = dev_open_full(NULL, H0 ",fault=read-only,,nsattr=on", "");
+    ck_assert_uint_eq(ns1_nsattr(d), 1);
+    ck_status(write_byte(d, 0, 1), SC_WRITE_PROTECTED, "write");
+    ck_assert_uint_eq(smart_warning(d), SMART_RO_WARNINGS);
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * ns-detach: namespace 1 leaves the active list, its I/O gets Invalid
+ * Namespace (0Bh), the notice and log 04h name it; the drive keeps that
+ * through a restart (state=), as a guest's own detach.  ns-attach brings
+ * it back with its data.  Specs that name no namespace, or one that is
+ * not there or not in the state asked for, are refused.
+ */
+START_TEST(test_ns_detach_attach)
+{
+    g_autofree char *path = g_strdup_printf("%s/inject-ns.h3s", qt_tmpdir());
+    g_autofree char *opts = g_strdup_printf(H0 ",state=%s", path);
+    g_autofree char *img = qt_backing_file("inject-ns.raw", DEV_NS_BYTES,
+                                           "raw");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=raw", img);
+    g_autofree char *list = NULL;
+    uint8_t id[4096];
+    uint16_t cid;
+    NvmeCqe cqe;
+    Dev *d;
+
+    unlink(path);
+    d = dev_open_drive(drive, opts, "");
+    ck_status(write_byte(d, 3, 0x3c), 0, "write");
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, AEC_NS_ATTR,
+                              false, NULL), 0, "enable namespace notices");
+    refused(d, "ns-detach", "needs ns=N");
+    refused(d, "ns-detach,ns=2", "namespace 2 does not exist");
+    refused(d, "ns-attach,ns=1", "already attached");
+    cid = submit_aer(d);
+    arm(d, "ns-detach,ns=1");
+    ck_assert_uint_eq(aer_event(d, cid), AER_NOTICE_NS);
+    ck_assert_uint_eq(changed_ns(d), 1);
+    ck_assert(!ns1_active(d));
+    ck_status(nh_identify(d->h, 0, 1, id), 0, "identify namespace 1");
+    ck_assert_uint_eq(le64_at(id, IDN_NSZE), 0);
+    ck_status(nh_io(d->h, d->q, NVME_CMD_READ, 1, 3, 1,
+                    nh_alloc(d->h, 512, 4096), 0, &cqe), SC_INVALID_NSID,
+              "read of the detached namespace");
+    ck_assert(nh_dnr(&cqe));
+    refused(d, "ns-detach,ns=1", "not attached");
+    list = faults(d);
+    ck_assert_msg(strstr(list, "1 ns-detach,ns=1 matched=1 fired=1 spent"),
+                  "%s", list);
+    dev_close(d);
+
+    /* drive state: detached after a restart, with no fault armed */
+    d = dev_launch_on(drive, NULL, opts, "");
+    nh_enable(d->h, 32);
+    d->q = nh_create_ioq(d->h, 1, 64, -1);
+    ck_assert(!ns1_active(d));
+    ck_status(nh_set_features(d->h, NVME_FEAT_ASYNC_EVENT, AEC_NS_ATTR,
+                              false, NULL), 0, "enable namespace notices");
+    cid = submit_aer(d);
+    arm(d, "ns-attach,ns=1");
+    ck_assert_uint_eq(aer_event(d, cid), AER_NOTICE_NS);
+    ck_assert_uint_eq(changed_ns(d), 1);
+    ck_assert(ns1_active(d));
+    ck_assert(reads_byte(d, 3, 0x3c));
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
+static void hmp(Dev *d, const char *cmd)
+{
+    g_autofree char *r = qt_qmp(d->qt, "{\"execute\": "
+                                "\"human-monitor-command\", \"arguments\": "
+                                "{\"command-line\": \"%s\"}}", cmd);
+
+    ck_assert_msg(strstr(r, "\"return\": \"\""), "%s: %s", cmd, r);
+}
+
+static void migrate(Dev *d)
+{
+    g_autofree char *st = NULL, *err = NULL;
+
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+}
+
+/* The drive read-only by a fault, as far as the guest can tell */
+static void ck_read_only(Dev *d, bool ro)
+{
+    ck_status(write_byte(d, 9, 0x77), ro ? SC_WRITE_PROTECTED : 0, "write");
+    ck_assert_uint_eq(ns1_nsattr(d), ro);
+    ck_assert_uint_eq(smart_warning(d), ro ? SMART_RO_WARNINGS : 0);
+}
+
+/*
+ * read-only and a detached namespace travel with a migration, and a
+ * loadvm brings back what the savevm saw.
+ */
+START_TEST(test_read_only_and_ns_migrate)
+{
+    g_autofree char *img = qt_backing_file("inject-ro.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    Dev *d = dev_open_drive(drive, H0, "");
+    NvmeCqe cqe;
+
+    ck_status(write_byte(d, 0, 0xc3), 0, "write");
+    arm(d, "read-only,nsattr=on");
+    migrate(d);
+    ck_read_only(d, true);
+    hmp(d, "savevm ro");
+    g_free(qom_set(d, "fault-clear", "all"));
+    ck_read_only(d, false);
+    arm(d, "ns-detach,ns=1");
+    hmp(d, "loadvm ro");
+    ck_assert(ns1_active(d));
+    ck_read_only(d, true);
+
+    g_free(qom_set(d, "fault-clear", "all"));
+    arm(d, "ns-detach,ns=1");
+    migrate(d);
+    ck_assert(!ns1_active(d));
+    ck_status(nh_io(d->h, d->q, NVME_CMD_READ, 1, 0, 1,
+                    nh_alloc(d->h, 512, 4096), 0, &cqe), SC_INVALID_NSID,
+              "read of the detached namespace");
+    hmp(d, "savevm gone");
+    arm(d, "ns-attach,ns=1");
+    ck_assert(ns1_active(d));
+    hmp(d, "loadvm gone");
+    ck_assert(!ns1_active(d));
+    arm(d, "ns-attach,ns=1");
+    ck_assert(reads_byte(d, 0, 0xc3));
+    ck_read_only(d, false);
+    dev_close(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inject");
@@ -530,5 +828,9 @@ int main(void)
     tcase_add_test(tc, test_bad_specs_refused);
     tcase_add_test(tc, test_at_start_reset_and_power_cut);
     tcase_add_test(tc, test_migrate_and_savevm);
+    tcase_add_test(tc, test_read_only);
+    tcase_add_test(tc, test_read_only_nsattr);
+    tcase_add_test(tc, test_ns_detach_attach);
+    tcase_add_test(tc, test_read_only_and_ns_migrate);
     return dev_main(s);
 }

@@ -562,6 +562,71 @@ def trace_faults(rng):
     return [t]
 
 
+def trace_faults_ro_ns(rng):
+    """The read-only fault (with and without NSATTR.WP) under writes, Write
+    Zeroes and Identify, cleared with its notice; namespace 1 detached
+    and attached by another host under I/O, with log 04h read and bad
+    specs refused.  Uses no randomness."""
+    t = Trace("faults-ro-ns", configs=("main", "notiming", "iothread2"))
+
+    def arm(spec, prop="fault"):
+        t.qmp('{"execute": "qom-set", "arguments": {"path": '
+              '"/machine/peripheral/h0", "property": "%s", '
+              '"value": "%s"}}' % (prop, spec))
+
+    def rw(op, slba, n=1):
+        for _ in range(n):
+            t.submit(1, sqe(IO[op], t.next_cid(), 1, prp1=DATA, cdw10=slba,
+                            cdw12=7))
+        t.reap(1, n)
+
+    t.bring_up(pairs=1)
+    t.admin(ADMIN["set_features"], cdw10=0x0B, cdw11=0x1FF)
+    t.admin(ADMIN["aer"])
+    t.admin(ADMIN["aer"])
+    rw("write", 16)
+    for spec in ("read-only", "read-only,nsattr=on", "read-only,nsattr=2",
+                 "read-only,count=0"):
+        arm(spec)
+    rw("write", 16, 2)
+    t.submit(1, sqe(IO["write_zeroes"], t.next_cid(), 1, cdw10=16,
+                    cdw12=7))
+    t.reap(1)
+    rw("read", 16)
+    t.admin(ADMIN["identify"], prp1=ID_BUF, nsid=1, cdw10=0)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x02 | (127 << 16))
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x04 | (1023 << 16))
+    arm("2", prop="fault-clear")
+    t.admin(ADMIN["aer"])
+    arm("all", prop="fault-clear")
+    rw("write", 16)
+    for spec in ("ns-detach", "ns-detach,ns=7", "ns-attach,ns=1",
+                 "ns-detach,ns=1,for=2s"):
+        arm(spec)
+    t.submit(1, sqe(IO["write"], t.next_cid(), 1, prp1=DATA, cdw10=24,
+                    cdw12=7))
+    arm("ns-detach,ns=1")
+    t.reap(1)
+    rw("read", 16)
+    arm("ns-detach,ns=1")
+    t.admin(ADMIN["identify"], prp1=ID_BUF, cdw10=2)
+    t.admin(ADMIN["identify"], prp1=ID_BUF, nsid=1, cdw10=0)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x04 | (1023 << 16))
+    t.admin(ADMIN["aer"])
+    arm("ns-attach,ns=1")
+    arm("read-only,nsattr=on")
+    t.disable()
+    t.bring_up(pairs=1)
+    rw("read", 16)
+    rw("write", 16)
+    arm("all", prop="fault-clear")
+    rw("write", 16)
+    return [t]
+
+
 def trace_dbbuf(rng):
     """Shadow doorbells: the device reads tails from guest memory."""
     t = Trace("shadow-doorbells", configs=("main", "iothread"))
@@ -745,7 +810,7 @@ def main():
     traces = (trace_io_matrix(rng) + trace_admin(rng) +
               trace_namespaces(rng) + trace_streams(rng) +
               trace_telemetry(rng) + trace_lba_status(rng) +
-              trace_faults(rng) +
+              trace_faults(rng) + trace_faults_ro_ns(rng) +
               trace_dbbuf(rng) +
               [chaos(i, rng) for i in range(args.chaos)] +
               trace_memory_map(rng))

@@ -350,6 +350,35 @@ START_TEST(test_hostile_streams)
 }
 END_TEST
 
+/* read-only, ns-detach and ns-attach: their own keys, canonical forms */
+START_TEST(test_read_only_and_ns_specs)
+{
+    static const char *const canon[][2] = {
+        { "read-only", "read-only,nsattr=off" },
+        { "read-only,nsattr=on", "read-only,nsattr=on" },
+        { "ns-detach,ns=1", "ns-detach,ns=1" },
+        { "ns-attach,ns=0x10", "ns-attach,ns=16" },
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(canon); i++) {
+        H3100FaultSpec a = parse_ok(canon[i][0]), b;
+        g_autofree char *str = h3100_fault_spec_str(&a);
+
+        ck_assert_str_eq(str, canon[i][1]);
+        b = parse_ok(str);
+        ck_assert(!memcmp(&a, &b, sizeof(a)));
+    }
+    parse_bad("read-only,nsattr=maybe", "bad value");
+    parse_bad("read-only,count=0", "takes no 'count'");
+    parse_bad("read-only,ns=1", "takes no 'ns'");
+    parse_bad("ns-detach", "needs ns=N");
+    parse_bad("ns-attach,ns=0", "bad value");
+    parse_bad("ns-detach,ns=1,for=2s", "takes no 'for'");
+    parse_bad("ns-detach,ns=1,nsattr=on", "takes no 'nsattr'");
+    parse_bad("status,sc=0x281,nsattr=on", "takes no 'nsattr'");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fault");
@@ -364,5 +393,6 @@ int main(void)
     tcase_add_test(tc, test_table_full_and_clear);
     tcase_add_test(tc, test_stream_round_trip);
     tcase_add_test(tc, test_hostile_streams);
+    tcase_add_test(tc, test_read_only_and_ns_specs);
     return h3100_test_main(s);
 }
