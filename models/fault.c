@@ -193,6 +193,9 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
     if (kind == H3100_FAULT_AER || kind == H3100_FAULT_WARNING) {
         return key_fits_event_kind(key, kind);
     }
+    if (kind == H3100_FAULT_LINK_DOWN) {
+        return !strcmp(key, "for");   /* down when armed, for so long */
+    }
     if (!strcmp(key, "sc") || !strcmp(key, "dnr") || !strcmp(key, "more")) {
         return kind == H3100_FAULT_STATUS;
     }
@@ -488,6 +491,12 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
                 g_string_append_printf(g, "%s%s", sep, warn_names[b]);
                 sep = "+";
             }
+        }
+        return g_string_free(g, false);
+    }
+    if (sp->kind == H3100_FAULT_LINK_DOWN) {
+        if (sp->for_ns) {
+            add_time(g, "for", sp->for_ns);
         }
         return g_string_free(g, false);
     }

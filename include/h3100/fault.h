@@ -33,7 +33,8 @@
     X(WARNING, "warning") \
     X(STATUS, "status") \
     X(DELAY, "delay") \
-    X(LOST_IRQ, "lost-irq")
+    X(LOST_IRQ, "lost-irq") \
+    X(LINK_DOWN, "link-down")
 
 #define H3100_FAULT_KIND_ID(id, name) H3100_FAULT_##id,
 typedef enum H3100FaultKind {
