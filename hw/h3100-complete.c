@@ -21,6 +21,8 @@
  *     its time           h3100_req_wait(): does it wait for the model's
  *                        completion time? (h3100-inflight.c)
  *   h3100_req_post_now   the drive completes it
+ *     link down          h3100_fault_link_lost(): the completion is lost,
+ *                        the request released (h3100-fault.c)
  *     error log          h3100_error_log_add() (h3100-log.c)
  *     telemetry          h3100_telemetry_note() (h3100-telemetry.c)
  *     posting            h3100_cq_post() (h3100-queue.c), which releases
@@ -88,9 +90,13 @@ void h3100_req_post_now(H3100Req *req, uint64_t now)
 {
     H3100State *s = req->s;
     H3100CQueue *cq = s->cq[req->sq->cqid];
-    bool lost_irq = h3100_fault_lost_irq(s, req, now);
+    bool lost_irq;
     unsigned posted;
 
+    if (h3100_fault_link_lost(s, req)) {
+        return;
+    }
+    lost_irq = h3100_fault_lost_irq(s, req, now);
     if (req->status && req->status != NVME_NO_COMPLETE) {
         h3100_error_log_add(s, req);
     }

@@ -219,6 +219,17 @@ void h3100_faults_free(H3100State *s);
 bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now);
+bool h3100_fault_link_lost(H3100State *s, H3100Req *req);
+void h3100_link_init(H3100State *s);
+void h3100_link_exit(H3100State *s);
+/* h3100-pci.c */
+void h3100_pci_repair_lnkcap(H3100State *s);
+
+/* A link-down fault holds the drive off the bus: no DMA, no interrupt */
+static inline bool h3100_off_bus(H3100State *s)
+{
+    return qatomic_read(&s->link_down);
+}
 void h3100_fault_class_init(ObjectClass *oc);
 bool h3100_faults_check(H3100State *s, Error **errp);
 void h3100_faults_realize(H3100State *s);

@@ -120,6 +120,9 @@ static MemTxResult h3100_ram_write(AddressSpace *as, uint64_t addr,
 MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
                            uint64_t len)
 {
+    if (h3100_off_bus(s)) {
+        return MEMTX_ACCESS_ERROR;    /* a link-down fault: no DMA */
+    }
     if (!h3100_guest_ram(s, addr, len, false)) {
         H3100_GUEST_ERR(h3100_err_dma_read, "read of 0x%" PRIx64 "+0x%" PRIx64
                         ": not guest RAM", addr, len);
@@ -132,6 +135,9 @@ MemTxResult h3100_dma_read(H3100State *s, uint64_t addr, void *buf,
 MemTxResult h3100_dma_write(H3100State *s, uint64_t addr, const void *buf,
                             uint64_t len)
 {
+    if (h3100_off_bus(s)) {
+        return MEMTX_ACCESS_ERROR;
+    }
     if (!h3100_guest_ram(s, addr, len, true)) {
         H3100_GUEST_ERR(h3100_err_dma_write, "write of 0x%" PRIx64 "+0x%"
                         PRIx64 ": not writable guest RAM", addr, len);
@@ -455,6 +461,9 @@ uint16_t h3100_dma_to_host(H3100State *s, H3100Req *req, const void *buf,
     if (status) {
         return status;
     }
+    if (h3100_off_bus(s)) {
+        return NVME_DATA_TRAS_ERROR;
+    }
     len = MIN(len, qsg->size);
     for (int i = 0; i < qsg->nsg && len; i++) {
         uint64_t l = MIN(len, qsg->sg[i].len);
@@ -476,6 +485,9 @@ uint16_t h3100_dma_from_host(H3100State *s, H3100Req *req, void *buf,
 
     if (status) {
         return status;
+    }
+    if (h3100_off_bus(s)) {
+        return NVME_DATA_TRAS_ERROR;
     }
     if (dma_buf_write(buf, len, NULL, &req->qsg, H3100_DMA_ATTRS)) {
         trace_h3100_err_dma("data from host", 0);

@@ -35,6 +35,11 @@
  *   ns-detach, ns-attach  another host moves a namespace, when armed:
  *              drive state from then on, as the guest's own attachment
  *              (h3100_ns_attach_by_host())
+ *   link-down  the drive leaves the bus when armed, for= long or until
+ *              cleared: config space and BAR0 read all-ones, writes are
+ *              dropped, nothing is fetched, no DMA, no interrupt, and the
+ *              completions of commands in flight are lost
+ *              (h3100_link_update(); the controller as it was on return)
  * Faults belong to the VM: a migration or savevm carries them, with
  * their counters and generators (h3100_vmstate_faults); a reset keeps
  * them; a power cut and fault-clear drop them.  The guest cannot reach
@@ -44,6 +49,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "h3100.h"
 #include "h3100-core.h"
@@ -283,6 +289,8 @@ static void h3100_fault_fire_now(H3100State *s, H3100FaultKind kind)
     if (kind == H3100_FAULT_AER) {
         h3100_aer_enqueue(s, f->spec.aer_type, f->spec.aer_info,
                           f->spec.aer_log);
+    } else if (kind == H3100_FAULT_LINK_DOWN) {
+        /* down already: h3100_faults_changed(); this counts it fired */
     } else {
         h3100_health_check(s);
     }
@@ -333,6 +341,158 @@ void h3100_fault_reset(H3100State *s)
     s->ready_never = false;
 }
 
+/* ---- link-down ----------------------------------------------------------- */
+
+/*
+ * The model time the link comes back, from the armed link-down faults:
+ * 0 when it is up, UINT64_MAX when only their clearing (fault-clear, a
+ * power cut) brings it back.  The table is the one record of it: a
+ * migration carries the faults with their arming times, and the link
+ * comes back at the same model time on the other side.
+ */
+static uint64_t h3100_link_back_ns(H3100State *s, uint64_t now)
+{
+    uint64_t back = 0;
+
+    for (int i = 0; s->faults_armed && i < H3100_FAULT_MAX; i++) {
+        const H3100Fault *f = &s->faults.f[i];
+        uint64_t end = UINT64_MAX;
+
+        if (!f->id || f->spec.kind != H3100_FAULT_LINK_DOWN) {
+            continue;
+        }
+        if (f->spec.for_ns && f->spec.for_ns <= UINT64_MAX - f->armed_ns) {
+            end = f->armed_ns + f->spec.for_ns;
+        }
+        if (now < end) {
+            back = MAX(back, end);
+        }
+    }
+    return back;
+}
+
+/*
+ * BAR0's overlay and the INTx pin follow the link, under the BQL: the
+ * memory map and the PCI bus are the main loop's.  PCIe deasserts a
+ * function's virtual INTx wires when its link goes down.
+ */
+static void h3100_link_bar_update(H3100State *s)
+{
+    memory_region_set_enabled(&s->link_off, h3100_off_bus(s));
+    h3100_intx_update(s);
+}
+
+static void h3100_link_bh(void *opaque)
+{
+    h3100_link_bar_update(opaque);
+}
+
+/*
+ * The link is back without a reset (a retrain): the controller is as it
+ * was, its queues and registers too.  What the host rang while it was
+ * down is lost, but what the SQs held before is fetched, and what waited
+ * for room in a CQ is posted, as the drive would have gone on.
+ */
+static void h3100_link_resume(H3100State *s)
+{
+    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
+        if (s->sq[i]) {
+            qemu_bh_schedule(s->sq[i]->bh);
+        }
+        if (s->cq[i]) {
+            h3100_irq_notify(s, s->cq[i], h3100_cq_post(s, s->cq[i]));
+        }
+    }
+}
+
+/* The link as the table says now: down, up, and when it comes back */
+static void h3100_link_update(H3100State *s)
+{
+    uint64_t back;
+    bool down;
+
+    if (!s->link_timer) {
+        return;                       /* -device: the drive is not built */
+    }
+    back = h3100_link_back_ns(s, h3100_now(s));
+    down = back != 0;
+    if (down && back != UINT64_MAX) {
+        h3100_timer_mod(s->link_timer, h3100_virt_ns(s, back));
+    } else {
+        h3100_timer_del(s->link_timer);
+    }
+    if (down == h3100_off_bus(s)) {
+        return;
+    }
+    qatomic_set(&s->link_down, down);
+    trace_h3100_fault_link(down, back);
+    if (!down) {
+        h3100_link_resume(s);
+    }
+    if (bql_locked()) {
+        h3100_link_bar_update(s);
+    } else {
+        qemu_bh_schedule(s->link_bh); /* a return timer in an IOThread */
+    }
+}
+
+static void h3100_link_timer_cb(void *opaque)
+{
+    h3100_link_update(opaque);
+}
+
+/*
+ * @req completes while the link is down: its completion is lost (no CQE,
+ * no interrupt), and it lets go of all it holds, as if posted.
+ */
+bool h3100_fault_link_lost(H3100State *s, H3100Req *req)
+{
+    if (!h3100_off_bus(s)) {
+        return false;
+    }
+    trace_h3100_fault_lost(req->sq->sqid, le16_to_cpu(req->cmd.cid));
+    h3100_req_release(req);
+    return true;
+}
+
+/* While down, BAR0 (registers, doorbells, MSI-X table and PBA) */
+static uint64_t h3100_link_off_read(void *opaque, hwaddr addr, unsigned size)
+{
+    return MAKE_64BIT_MASK(0, size * 8);
+}
+
+static void h3100_link_off_write(void *opaque, hwaddr addr, uint64_t data,
+                                 unsigned size)
+{
+}
+
+static const MemoryRegionOps h3100_link_off_ops = {
+    .read = h3100_link_off_read,
+    .write = h3100_link_off_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+    },
+};
+
+/*
+ * An overlay over all of BAR0, enabled while the link is down: one
+ * switch covers the MSI-X table and PBA, which are QEMU's regions.
+ */
+void h3100_link_init(H3100State *s)
+{
+    memory_region_init_io(&s->link_off, OBJECT(s), &h3100_link_off_ops, s,
+                          "dapustor-h3100-link-down", H3100_BAR0_SIZE);
+    memory_region_set_enabled(&s->link_off, false);
+    memory_region_add_subregion_overlap(&s->bar0, 0, &s->link_off, 1);
+}
+
+void h3100_link_exit(H3100State *s)
+{
+    memory_region_del_subregion(&s->bar0, &s->link_off);
+}
+
 /* ---- the properties ---------------------------------------------------- */
 
 static void h3100_faults_changed(H3100State *s)
@@ -348,6 +508,7 @@ static void h3100_faults_changed(H3100State *s)
             s->fault_ro_nsattr |= f->spec.nsattr;
         }
     }
+    h3100_link_update(s);
 }
 
 /*
@@ -424,12 +585,16 @@ void h3100_faults_realize(H3100State *s)
 {
     QTAILQ_INIT(&s->held);
     s->ready_timer = h3100_timer_new(s, h3100_ready_timer_cb, s);
+    s->link_timer = h3100_timer_new(s, h3100_link_timer_cb, s);
+    s->link_bh = qemu_bh_new(h3100_link_bh, s);
     h3100_fault_reseed(&s->faults, s->seed);
 }
 
 void h3100_faults_free(H3100State *s)
 {
     h3100_timer_free(&s->ready_timer);
+    h3100_timer_free(&s->link_timer);
+    g_clear_pointer(&s->link_bh, qemu_bh_delete);
     g_clear_pointer(&s->faults_mig, g_free);
 }
 
@@ -449,8 +614,9 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     if (!h3100_fault_fits(s, &spec, errp)) {
         return;
     }
-    if ((spec.kind == H3100_FAULT_AER || h3100_fault_moves_ns(spec.kind)) &&
-        !s->model) {
+    if ((spec.kind == H3100_FAULT_AER ||
+         spec.kind == H3100_FAULT_LINK_DOWN ||
+         h3100_fault_moves_ns(spec.kind)) && !s->model) {
         error_setg(errp, "fault: %s acts when armed: arm it with "
                    "qom-set on a running drive",
                    h3100_fault_kind_name(spec.kind));
@@ -469,7 +635,8 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     h3100_faults_changed(s);
     if (id && s->model && (spec.kind == H3100_FAULT_AER ||
                            spec.kind == H3100_FAULT_WARNING ||
-                           spec.kind == H3100_FAULT_READ_ONLY)) {
+                           spec.kind == H3100_FAULT_READ_ONLY ||
+                           spec.kind == H3100_FAULT_LINK_DOWN)) {
         h3100_fault_fire_now(s, spec.kind);
     }
     if (id && h3100_fault_moves_ns(spec.kind)) {

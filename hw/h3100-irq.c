@@ -69,19 +69,21 @@ static bool h3100_msix_target_ok(H3100State *s, unsigned vector)
 
 static void h3100_msix_notify(H3100State *s, unsigned vector)
 {
-    if (h3100_msix_target_ok(s, vector)) {
+    if (!h3100_off_bus(s) && h3100_msix_target_ok(s, vector)) {
         msix_notify(PCI_DEVICE(s), vector);
     }
 }
 
 /*
  * The INTx pin's level: a vector with completions the host has not
- * consumed (irq_status) that INTMS does not mask.  Read atomically: an
- * IOThread's completions set irq_status while the main loop reads it.
+ * consumed (irq_status) that INTMS does not mask, and the link up (a
+ * link-down fault).  Read atomically: an IOThread's completions set
+ * irq_status while the main loop reads it.
  */
 static bool h3100_intx_level(H3100State *s)
 {
-    return qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms);
+    return !h3100_off_bus(s) &&
+           (qatomic_read(&s->irq_status) & ~ldl_le_p(&s->bar.intms));
 }
 
 /* Main loop bottom half: deliver interrupts raised in the IOThread. */

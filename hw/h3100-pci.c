@@ -26,6 +26,7 @@
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "hw/pci/pcie.h"
+#include "hw/pci/pcie_aer.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
@@ -237,6 +238,29 @@ static bool h3100_blk_init(H3100State *s, Error **errp)
     return true;
 }
 
+/*
+ * The AER capability, and what a migration may compare of it: the First
+ * Error Pointer and the header and TLP prefix logs are read-only to the
+ * guest but written by every recorded error, so QEMU's check of
+ * read-only config bytes against the destination's would refuse a drive
+ * that had one.
+ */
+static bool h3100_aer_init(H3100State *s, Error **errp)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    uint8_t *cmask = pci->cmask + H3100_AER_CAP_OFFSET;
+
+    if (pcie_aer_init(pci, PCI_ERR_VER, H3100_AER_CAP_OFFSET,
+                      PCI_ERR_SIZEOF, errp) < 0) {
+        return false;
+    }
+    pci_long_test_and_clear_mask(cmask + PCI_ERR_CAP,
+                                 PCI_ERR_CAP_FEP_MASK | PCI_ERR_CAP_TLP);
+    memset(cmask + PCI_ERR_HEADER_LOG, 0, PCI_ERR_HEADER_LOG_SIZE);
+    memset(cmask + PCI_ERR_TLP_PREFIX_LOG, 0, PCI_ERR_TLP_PREFIX_LOG_SIZE);
+    return true;
+}
+
 static bool h3100_pci_init(H3100State *s, Error **errp)
 {
     PCIDevice *pci = PCI_DEVICE(s);
@@ -258,6 +282,8 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
     }
     pcie_cap_fill_link_ep_usp(pci, QEMU_PCI_EXP_LNK_X4,
                               QEMU_PCI_EXP_LNK_8GT);
+    s->lnkcap_lo = pci_get_word(conf + H3100_PCIE_CAP_OFFSET +
+                                PCI_EXP_LNKCAP);
 
     memory_region_init(&s->bar0, OBJECT(s), "dapustor-h3100-bar0",
                        H3100_BAR0_SIZE);
@@ -277,7 +303,56 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
         msix_vector_use(pci, i);
     }
     pcie_cap_deverr_init(pci);
+    /*
+     * aer=on: the extended capability QEMU's pcie_aer_inject_error needs
+     * to report an error as the drive's.  Off by default: it changes
+     * config space, which a VM made before it must keep.
+     */
+    if (s->aer && !h3100_aer_init(s, errp)) {
+        msix_uninit(pci, &s->bar0, &s->bar0);
+        memory_region_del_subregion(&s->bar0, &s->iomem);
+        return false;
+    }
+    h3100_link_init(s);
     return true;
+}
+
+/*
+ * QEMU's pcie_aer_inject_error (10.0) stores an uncorrectable error's
+ * Device Status with pci_set_long, which zeroes the Link Capabilities'
+ * low word after it: read-only bits that the guest reads and a migration
+ * compares with the destination's (it would fail).  Put them back.
+ */
+void h3100_pci_repair_lnkcap(H3100State *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+
+    pci_set_word(pci->config + H3100_PCIE_CAP_OFFSET + PCI_EXP_LNKCAP,
+                 s->lnkcap_lo);
+}
+
+/*
+ * Config space reads all-ones, and takes no writes, while a link-down
+ * fault holds the drive off the bus: what a host reads of a function
+ * whose link is down.  Its contents stay: a retrain keeps them.
+ */
+static uint32_t h3100_config_read(PCIDevice *pci, uint32_t addr, int len)
+{
+    H3100State *s = DAPUSTOR_H3100(pci);
+
+    if (h3100_off_bus(s)) {
+        return MAKE_64BIT_MASK(0, len * 8);
+    }
+    h3100_pci_repair_lnkcap(s);
+    return pci_default_read_config(pci, addr, len);
+}
+
+static void h3100_config_write(PCIDevice *pci, uint32_t addr, uint32_t val,
+                               int len)
+{
+    if (!h3100_off_bus(DAPUSTOR_H3100(pci))) {
+        pci_default_write_config(pci, addr, val, len);
+    }
 }
 
 static void h3100_state_init(H3100State *s)
@@ -418,8 +493,12 @@ static void h3100_exit(PCIDevice *pci_dev)
     s->model = NULL;
     qemu_mutex_destroy(&s->model_lock);
     qemu_rec_mutex_destroy(&s->lock);
+    if (s->aer) {
+        pcie_aer_exit(pci_dev);
+    }
     msix_uninit(pci_dev, &s->bar0, &s->bar0);
     /* a subregion holds a reference to us: unplug could never finish */
+    h3100_link_exit(s);
     memory_region_del_subregion(&s->bar0, &s->iomem);
     if (s->iothread) {
         blk_set_aio_context(s->blk, qemu_get_aio_context(), NULL);
@@ -469,6 +548,7 @@ static const Property h3100_props[] = {
     DEFINE_PROP_BOOL("state-reset", H3100State, state_reset, false),
     DEFINE_PROP_STRING("telemetry", H3100State, telemetry_path),
     DEFINE_PROP_UINT32("telemetry-interval", H3100State, telemetry_ms, 1000),
+    DEFINE_PROP_BOOL("aer", H3100State, aer, false),
 };
 
 static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
@@ -478,6 +558,8 @@ static void h3100_class_init(ObjectClass *oc, H3100_CLASS_DATA data)
 
     pc->realize = h3100_realize;
     pc->exit = h3100_exit;
+    pc->config_read = h3100_config_read;
+    pc->config_write = h3100_config_write;
     pc->vendor_id = H3100_PCI_VENDOR_ID;
     pc->device_id = H3100_PCI_DEVICE_ID;
     pc->subsystem_vendor_id = H3100_PCI_SUBSYS_VENDOR_ID;

@@ -227,6 +227,9 @@ unsigned h3100_cq_post(H3100State *s, H3100CQueue *cq)
     unsigned posted = 0;
     H3100Req *req;
 
+    if (h3100_off_bus(s)) {
+        return 0;                     /* they wait: the link comes back */
+    }
     h3100_cq_shadow_head(s, cq);
     while ((req = QTAILQ_FIRST(&cq->req_list)) && !h3100_cq_full(cq)) {
         if (NVME_CSTS_FAILED & ldl_le_p(&s->bar.csts)) {
@@ -283,6 +286,9 @@ static void h3100_sq_fetch(H3100SQueue *sq)
 
     if (s->quiesced) {
         return;                       /* the VM is stopped: h3100-runstate.c */
+    }
+    if (h3100_off_bus(s)) {
+        return;                       /* a link-down fault: h3100-fault.c */
     }
     if (sq->deleting) {
         if (QTAILQ_EMPTY(&sq->out_list)) {

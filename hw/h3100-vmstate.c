@@ -1440,6 +1440,13 @@ static void h3100_post_load_regs(H3100State *s)
     }
 }
 
+/* What the stream's PCI config must hold (h3100_pci_repair_lnkcap()) */
+static int h3100_pre_save(void *opaque)
+{
+    h3100_pci_repair_lnkcap(opaque);
+    return 0;
+}
+
 static int h3100_post_load(void *opaque, int version_id)
 {
     H3100State *s = opaque;
@@ -1542,6 +1549,7 @@ const VMStateDescription h3100_vmstate = {
     .version_id = H3100_VMSTATE_VERSION,
     .minimum_version_id = H3100_VMSTATE_VERSION,
     .pre_load = h3100_pre_load,
+    .pre_save = h3100_pre_save,
     .post_load = h3100_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, H3100State),

@@ -83,6 +83,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(H3100State, DAPUSTOR_H3100)
 #define H3100_BAR0_SIZE             (32 * KiB)
 #define H3100_PM_CAP_OFFSET         0x60
 #define H3100_PCIE_CAP_OFFSET       0x80
+#define H3100_AER_CAP_OFFSET        0x100   /* the first extended one */
 
 /* status codes newer than block/nvme.h or missing from it */
 #define H3100_SC_SANITIZE_IN_PROGRESS   0x001d
@@ -621,6 +622,13 @@ struct H3100State {
     bool fault_ro, fault_ro_nsattr;
     uint8_t *faults_mig;              /* the table as text, in a stream */
     uint32_t faults_mig_len;
+    /* a link-down fault: off the bus (h3100_link_update()) */
+    bool link_down;                   /* atomic: read without s->lock */
+    H3100Timer *link_timer;           /* its for= return */
+    QEMUBH *link_bh;                  /* BAR0's overlay, in the main loop */
+    MemoryRegion link_off;            /* over BAR0 while down: all-ones */
+    bool aer;                         /* property: a PCIe AER capability */
+    uint16_t lnkcap_lo;               /* Link Capabilities, bits 15:0 */
 };
 
 /* The most one command may transfer (MDTS), in bytes. */

@@ -214,6 +214,9 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
     if (event_kind(kind)) {
         return key_fits_event_kind(key, kind);
     }
+    if (kind == H3100_FAULT_LINK_DOWN) {
+        return !strcmp(key, "for");   /* down when armed, for so long */
+    }
     if (!strcmp(key, "sc") || !strcmp(key, "dnr") || !strcmp(key, "more")) {
         return kind == H3100_FAULT_STATUS;
     }
@@ -520,6 +523,12 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
     }
     if (sp->kind == H3100_FAULT_READ_ONLY) {
         g_string_append_printf(g, ",nsattr=%s", sp->nsattr ? "on" : "off");
+    }
+    if (sp->kind == H3100_FAULT_LINK_DOWN) {
+        if (sp->for_ns) {
+            add_time(g, "for", sp->for_ns);
+        }
+        return g_string_free(g, false);
     }
     if (event_kind(sp->kind)) {
         return g_string_free(g, false);   /* ns-detach, -attach: ns= above */

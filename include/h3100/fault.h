@@ -36,7 +36,8 @@
     X(LOST_IRQ, "lost-irq") \
     X(READ_ONLY, "read-only") \
     X(NS_DETACH, "ns-detach") \
-    X(NS_ATTACH, "ns-attach")
+    X(NS_ATTACH, "ns-attach") \
+    X(LINK_DOWN, "link-down")
 
 #define H3100_FAULT_KIND_ID(id, name) H3100_FAULT_##id,
 typedef enum H3100FaultKind {

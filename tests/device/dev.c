@@ -27,7 +27,7 @@ static char *model_params_opt(const char *params)
 static void dev_json_value(GString *j, const char *key, const char *val)
 {
     static const char *const bools[] = {
-        "timing", "vwc", "kill-safe", "state-reset", NULL,
+        "timing", "vwc", "kill-safe", "state-reset", "aer", NULL,
     };
     static const char *const numbers[] = {
         "eui64", "seed", "max-ioqpairs", "mdts", "lba-size",

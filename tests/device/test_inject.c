@@ -810,6 +810,305 @@ START_TEST(test_read_only_and_ns_migrate)
 }
 END_TEST
 
+/* ---- link-down ------------------------------------------------------------ */
+
+#define SEC 1000000000LL
+#define MSIX_TABLE  0x2000            /* in BAR0 (hw/h3100-pci.c) */
+#define MSIX_PBA    0x4000
+
+/* The drive's link as the host sees it: up when CSTS does not read ~0 */
+static bool link_up(Dev *d)
+{
+    return nh_rd32(d->h, NVME_REG_CSTS) != 0xffffffff;
+}
+
+/* Every read the host can make of the drive, while its link is down */
+static void ck_all_ones(Dev *d)
+{
+    NvmeHost *h = d->h;
+
+    ck_assert_uint_eq(qt_pci_cfg_readl(d->qt, h->devfn, 0x00),
+                      0xffffffff);
+    ck_assert_uint_eq(qt_pci_cfg_readw(d->qt, h->devfn, 0x04), 0xffff);
+    ck_assert_uint_eq(qt_pci_cfg_readb(d->qt, h->devfn, 0x3c), 0xff);
+    ck_assert_uint_eq(nh_rd32(h, NVME_REG_CSTS), 0xffffffff);
+    ck_assert_uint_eq(nh_rd64(h, NVME_REG_CAP), UINT64_MAX);
+    ck_assert_uint_eq(qt_readb(d->qt, h->bar + NVME_REG_VS), 0xff);
+    ck_assert_uint_eq(qt_readl(d->qt, h->bar + MSIX_TABLE), 0xffffffff);
+    ck_assert_uint_eq(qt_readl(d->qt, h->bar + MSIX_PBA), 0xffffffff);
+}
+
+/*
+ * link-down: config space, registers and the MSI-X table read all-ones,
+ * writes are dropped; fault-clear brings it back with all of it intact,
+ * and the controller as it was.
+ */
+START_TEST(test_link_down_reads)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    NvmeHost *h = d->h;
+    uint32_t id, cmd, msix0;
+    g_autofree char *list = NULL;
+    NvmeCqe cqe;
+
+    nh_msix_enable(h);
+    nh_msix_set(h, 1, nh_alloc(h, 4096, 4096), 0x1234, false);
+    id = qt_pci_cfg_readl(d->qt, h->devfn, 0x00);
+    cmd = qt_pci_cfg_readw(d->qt, h->devfn, 0x04);
+    msix0 = qt_readl(d->qt, h->msix_table + 16);
+    arm(d, "link-down");
+    ck_all_ones(d);
+    /* writes go nowhere: config, a register, the MSI-X table */
+    qt_pci_cfg_writew(d->qt, h->devfn, 0x04, 0);
+    nh_wr32(h, NVME_REG_CC, 0);
+    qt_writel(d->qt, h->msix_table + 16, 0);
+    qt_clock_step(d->qt, 10 * SEC);
+    ck_all_ones(d);
+    list = faults(d);
+    ck_assert_msg(strstr(list, "1 link-down matched=1 fired=1 spent"), "%s",
+                  list);
+    g_free(qom_set(d, "fault-clear", "1"));
+    ck_assert_uint_eq(qt_pci_cfg_readl(d->qt, h->devfn, 0x00),
+                      id);
+    ck_assert_uint_eq(qt_pci_cfg_readw(d->qt, h->devfn, 0x04), cmd);
+    ck_assert_uint_eq(qt_readl(d->qt, h->msix_table + 16), msix0);
+    ck_assert_uint_eq(nh_rd32(h, NVME_REG_CSTS) & NVME_CSTS_RDY,
+                      NVME_CSTS_RDY);
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after fault-clear");
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * link-down,for=2s: a read in flight loses its completion (and lets go
+ * of its slot: its queue's deletion and a reset do not wait for it); a
+ * doorbell rung while down is lost; 2 s on the link is back with the
+ * controller as it was, and new commands complete.
+ */
+START_TEST(test_link_down_for)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint16_t lost, unrung, cid;
+    int64_t t0;
+    NvmeCqe cqe;
+
+    lost = read_nowait(d, 5);
+    t0 = qt_clock_now(d->qt);
+    arm(d, "link-down,for=2s");
+    ck_assert(!nh_wait_cid(d->h, d->q, lost, &cqe, SEC));
+    unrung = read_nowait(d, 6);
+    ck_assert(!nh_wait_cid(d->h, d->q, unrung, &cqe, SEC / 2));
+    ck_assert_int_lt(qt_clock_now(d->qt) - t0, 2 * SEC);
+    ck_all_ones(d);
+    qt_clock_set(d->qt, t0 + 2 * SEC + 1000);
+    ck_assert(link_up(d));
+    ck_assert_uint_eq(nh_rd32(d->h, NVME_REG_CSTS) & NVME_CSTS_RDY,
+                      NVME_CSTS_RDY);
+    /* the doorbell was lost: nothing fetched it until the next one */
+    ck_assert(!nh_wait_cid(d->h, d->q, unrung, &cqe, SEC / 10));
+    cid = read_nowait(d, 7);
+    ck_assert(nh_wait_cid(d->h, d->q, cid, &cqe, SEC));
+    ck_status(nh_status(&cqe), 0, "a read after the link came back");
+    ck_assert(nh_wait_cid(d->h, d->q, unrung, &cqe, SEC));
+    ck_assert(!nh_wait_cid(d->h, d->q, lost, &cqe, SEC / 10));
+    /* nothing left behind: the queue goes, a reset goes through */
+    ck_status(nh_delete_sq(d->h, 1), NVME_SC_SUCCESS, "delete SQ 1");
+    ck_status(nh_delete_cq(d->h, 1), NVME_SC_SUCCESS, "delete CQ 1");
+    nh_disable(d->h);
+    dev_reprobe(d);
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after a reset");
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * A power cut while down takes the fault with the power: the drive comes
+ * back from power-on, its command in flight gone.  A machine reset keeps
+ * it down (its config space still reads all-ones).
+ */
+START_TEST(test_link_down_reset_and_power_cut)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+    NvmeCqe cqe;
+
+    read_nowait(d, 5);
+    arm(d, "link-down");
+    qt_clock_step(d->qt, SEC);
+    g_free(qom_set(d, "power-cut", "drive"));
+    ck_assert(link_up(d));
+    list = faults(d);
+    ck_assert_msg(strstr(list, "\"return\": \"\""), "%s", list);
+    dev_reprobe(d);
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after the power cut");
+    read_nowait(d, 5);
+    arm(d, "link-down");
+    qt_qmp_ok(d->qt, "{\"execute\": \"system_reset\"}");
+    qt_clock_step(d->qt, SEC);
+    ck_assert_uint_eq(qt_pci_cfg_readl(d->qt, d->h->devfn, 0x00),
+                      0xffffffff);
+    dev_close(d);
+}
+END_TEST
+
+/* In an IOThread the return comes from its timer there: BAR0 follows */
+START_TEST(test_link_down_iothread)
+{
+    Dev *d = dev_open_full(NULL, H0 ",iothread=io0",
+                           "-object iothread,id=io0");
+    int64_t t0 = qt_clock_now(d->qt);
+    NvmeCqe cqe;
+
+    arm(d, "link-down,for=1s");
+    ck_all_ones(d);
+    qt_clock_set(d->qt, t0 + SEC + 1000);
+    for (int64_t t = qt_wall_ms() + 5000; !link_up(d);) {
+        ck_assert_msg(qt_wall_ms() < t, "the link never came back");
+        g_usleep(1000);
+    }
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after the return");
+    dev_close(d);
+}
+END_TEST
+
+/* Down across a migration, back at the same virtual time */
+START_TEST(test_link_down_migrates)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *st = NULL, *err = NULL;
+    int64_t t0;
+    NvmeCqe cqe;
+
+    t0 = qt_clock_now(d->qt);
+    arm(d, "link-down,for=3s");
+    qt_clock_step(d->qt, SEC);
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+    ck_all_ones(d);
+    qt_clock_set(d->qt, t0 + 3 * SEC - 1000000);
+    ck_assert(!link_up(d));
+    qt_clock_set(d->qt, t0 + 3 * SEC + 1000);
+    ck_assert(link_up(d));
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read on the destination");
+    dev_close(d);
+}
+END_TEST
+
+/* savevm while down; loadvm puts it down again, back at the same time */
+START_TEST(test_link_down_savevm)
+{
+    g_autofree char *img = qt_backing_file("link.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    Dev *d = dev_open_drive(drive, H0, "");
+    int64_t t0;
+    NvmeCqe cqe;
+
+    t0 = qt_clock_now(d->qt);
+    arm(d, "link-down,for=3s");
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"savevm s1\"}}");
+    g_free(qom_set(d, "fault-clear", "all"));
+    ck_assert(link_up(d));
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"loadvm s1\"}}");
+    ck_all_ones(d);
+    qt_clock_set(d->qt, t0 + 3 * SEC - 1000000);
+    ck_assert(!link_up(d));
+    qt_clock_set(d->qt, t0 + 3 * SEC + 1000);
+    ck_assert(link_up(d));
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after the return");
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_link_down_bad_specs)
+{
+    static const char *const bad[][2] = {
+        { "link-down,for=0", "bad value '0' for 'for'" },
+        { "link-down,at=1s", "takes no 'at'" },
+        { "link-down,opc=read", "takes no 'opc'" },
+        { "link-down,count=0", "takes no 'count'" },
+    };
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+    g_autofree char *err = NULL;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *r = qom_set(d, "fault", bad[i][0]);
+
+        ck_assert_msg(strstr(r, "\"error\"") && strstr(r, bad[i][1]),
+                      "'%s': %s", bad[i][0], r);
+    }
+    ck_assert(link_up(d));
+    list = faults(d);
+    ck_assert_msg(strstr(list, "\"return\": \"\""), "%s", list);
+    dev_close(d);
+    /* it acts when armed: not on the -device line */
+    ck_assert(qt_start_fails(&err, "-drive driver=null-co,size=%llu,"
+                             "if=none,id=d0 -device dapustor-h3100,drive=d0,"
+                             "model-params=user_bytes=256M,fault=link-down",
+                             (unsigned long long)DEV_NS_BYTES));
+    ck_assert_msg(strstr(err, "link-down acts when armed"), "%s", err);
+}
+END_TEST
+
+/* ---- PCIe AER capability ---------------------------------------------------- */
+
+#define Q35_PCIEXBAR        0x60
+#define ECAM_BASE           0xb0000000ULL
+#define AER_CAP             0x100
+#define AER_UNCOR_STATUS    0x04
+#define AER_UNC_POISON_TLP  0x00001000
+#define PCIE_CAP            0x80      /* hw/h3100.h */
+#define PCIE_LNKCAP         0x0c
+
+/* Extended config space (ECAM): q35's MMCONFIG, opened here */
+static uint32_t ecam_readl(Dev *d, int reg)
+{
+    qt_pci_cfg_writel(d->qt, 0, Q35_PCIEXBAR, (uint32_t)ECAM_BASE | 1);
+    return qt_readl(d->qt, ECAM_BASE + ((uint64_t)d->h->devfn << 12) + reg);
+}
+
+static char *hmp(Dev *d, const char *cmd)
+{
+    return qt_qmp(d->qt, "{\"execute\": \"human-monitor-command\", "
+                  "\"arguments\": {\"command-line\": \"%s\"}}", cmd);
+}
+
+/* aer=on: the extended capability, and pcie_aer_inject_error reaches it */
+START_TEST(test_pcie_aer)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *r = NULL, *st = NULL, *err = NULL;
+    uint32_t lnkcap;
+
+    ck_assert_uint_eq(ecam_readl(d, 0x00),
+                      qt_pci_cfg_readl(d->qt, d->h->devfn,
+                                       0x00));
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP), 0);     /* off by default */
+    dev_close(d);
+
+    d = dev_open_full(NULL, H0 ",aer=on", "");
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP) & 0xfffff, 0x20001);
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP + AER_UNCOR_STATUS), 0);
+    lnkcap = ecam_readl(d, PCIE_CAP + PCIE_LNKCAP);
+    r = hmp(d, "pcie_aer_inject_error h0 POISON_TLP");
+    ck_assert_msg(strstr(r, "OK id: h0"), "%s", r);
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP + AER_UNCOR_STATUS),
+                      AER_UNC_POISON_TLP);
+    /* QEMU's injection clobbers Link Capabilities; the drive keeps them */
+    ck_assert_uint_eq(ecam_readl(d, PCIE_CAP + PCIE_LNKCAP), lnkcap);
+    /* the status is config space: it migrates */
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP) & 0xfffff, 0x20001);
+    ck_assert_uint_eq(ecam_readl(d, AER_CAP + AER_UNCOR_STATUS),
+                      AER_UNC_POISON_TLP);
+    dev_close(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inject");
@@ -832,5 +1131,13 @@ int main(void)
     tcase_add_test(tc, test_read_only_nsattr);
     tcase_add_test(tc, test_ns_detach_attach);
     tcase_add_test(tc, test_read_only_and_ns_migrate);
+    tcase_add_test(tc, test_link_down_reads);
+    tcase_add_test(tc, test_link_down_for);
+    tcase_add_test(tc, test_link_down_reset_and_power_cut);
+    tcase_add_test(tc, test_link_down_iothread);
+    tcase_add_test(tc, test_link_down_migrates);
+    tcase_add_test(tc, test_link_down_savevm);
+    tcase_add_test(tc, test_link_down_bad_specs);
+    tcase_add_test(tc, test_pcie_aer);
     return dev_main(s);
 }

@@ -562,6 +562,71 @@ def trace_faults(rng):
     return [t]
 
 
+def trace_link_down(rng):
+    """A link-down fault under I/O: commands in flight lose their
+    completions, doorbells, registers, config space and the MSI-X table
+    written while the drive is off the bus, its return after for=, a
+    fault-clear, a reset and a power cut while down; PCIe AER errors
+    injected (with the capability in config "aer").  Uses no randomness."""
+    t = Trace("link-down", configs=("main", "iothread", "iothread2", "aer"),
+              msix=True)
+
+    def arm(spec, prop="fault"):
+        t.qmp('{"execute": "qom-set", "arguments": {"path": '
+              '"/machine/peripheral/h0", "property": "%s", '
+              '"value": "%s"}}' % (prop, spec))
+
+    def hmp(line):
+        t.qmp('{"execute": "human-monitor-command", "arguments": '
+              '{"command-line": "%s"}}' % line)
+
+    def read(slba, qid=1, ring=True):
+        t.submit(qid, sqe(IO["read"], t.next_cid(), 1, prp1=DATA,
+                          cdw10=slba, cdw12=7), ring=ring)
+
+    t.bring_up(pairs=2, vectors=True)
+    read(0)
+    read(8, qid=2)
+    arm("link-down,for=5ms")
+    read(16)
+    t.admin(ADMIN["identify"], prp1=ID_BUF, cdw10=1)
+    t.readl(0x1C)
+    t.readl(0x2000)
+    t.writel(0x2000, 0)
+    t.writel(0x14, 0)
+    t.cfg_writel(0x04, 0)
+    t.step(10 * MS)
+    t.readl(0x1C)
+    read(24)
+    t.reap(1, 2)
+    arm("link-down")
+    read(32, qid=2, ring=False)
+    t.ring(2)
+    t.disable()
+    arm("all", prop="fault-clear")
+    t.reap(2)
+    t.delete_pair(2)
+    arm("link-down,for=1ms")
+    arm("link-down,for=3ms")
+    t.step(2 * MS)
+    arm("2", prop="fault-clear")
+    t.step(2 * MS)
+    t.disable()
+    t.bring_up(pairs=1)
+    arm("link-down")
+    t.qmp('{"execute": "qom-set", "arguments": {"path": '
+          '"/machine/peripheral/h0", "property": "power-cut", '
+          '"value": "drive"}}')
+    t.bring_up(pairs=1)
+    read(40)
+    t.reap(1)
+    for err in ("h0 POISON_TLP", "-c h0 BAD_TLP", "-a h0 UNSUP", "h0 0x3"):
+        hmp("pcie_aer_inject_error " + err)
+    read(48)
+    t.reap(1)
+    return [t]
+
+
 def trace_faults_ro_ns(rng):
     """The read-only fault (with and without NSATTR.WP) under writes, Write
     Zeroes and Identify, cleared with its notice; namespace 1 detached
@@ -811,6 +876,7 @@ def main():
               trace_namespaces(rng) + trace_streams(rng) +
               trace_telemetry(rng) + trace_lba_status(rng) +
               trace_faults(rng) + trace_faults_ro_ns(rng) +
+              trace_link_down(rng) +
               trace_dbbuf(rng) +
               [chaos(i, rng) for i in range(args.chaos)] +
               trace_memory_map(rng))

@@ -36,6 +36,7 @@ static const ReplayConfig replay_configs[] = {
     { "notiming", REPLAY_DEV ",timing=off,vwc=on", "" },
     { "iothread", REPLAY_DEV ",iothread=io0", "-object iothread,id=io0" },
     { "iothread2", REPLAY_DEV DEV_QMAP2, DEV_IOT2 },
+    { "aer", REPLAY_DEV ",aer=on", "" },
 };
 
 typedef struct ReplayRun {

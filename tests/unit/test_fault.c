@@ -379,6 +379,31 @@ START_TEST(test_read_only_and_ns_specs)
 }
 END_TEST
 
+/* link-down: down when armed, for= long or until cleared; no other key */
+START_TEST(test_link_down_specs)
+{
+    static const char *const specs[] = {
+        "link-down", "link-down,for=2s", "link-down,for=1500us",
+    };
+
+    for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
+        H3100FaultSpec a = parse_ok(specs[i]);
+        g_autofree char *canon = h3100_fault_spec_str(&a);
+
+        ck_assert_str_eq(canon, specs[i]);
+        ck_assert_int_eq(a.kind, H3100_FAULT_LINK_DOWN);
+    }
+    ck_assert_uint_eq(parse_ok("link-down,for=2s").for_ns, 2000000000);
+    parse_bad("link-down,for=0", "bad value");
+    parse_bad("link-down,for=2h", "bad value");
+    parse_bad("link-down,at=1s", "takes no 'at'");
+    parse_bad("link-down,count=2", "takes no 'count'");
+    parse_bad("link-down,opc=read", "takes no 'opc'");
+    parse_bad("link-down,q=admin", "takes no 'q'");
+    parse_bad("link-down,ms=5", "takes no 'ms'");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fault");
@@ -394,5 +419,6 @@ int main(void)
     tcase_add_test(tc, test_stream_round_trip);
     tcase_add_test(tc, test_hostile_streams);
     tcase_add_test(tc, test_read_only_and_ns_specs);
+    tcase_add_test(tc, test_link_down_specs);
     return h3100_test_main(s);
 }
