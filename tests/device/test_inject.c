@@ -1070,7 +1070,8 @@ static uint32_t ecam_readl(Dev *d, int reg)
     return qt_readl(d->qt, ECAM_BASE + ((uint64_t)d->h->devfn << 12) + reg);
 }
 
-static char *hmp(Dev *d, const char *cmd)
+/* An HMP command's reply, whatever it says */
+static char *hmp_reply(Dev *d, const char *cmd)
 {
     return qt_qmp(d->qt, "{\"execute\": \"human-monitor-command\", "
                   "\"arguments\": {\"command-line\": \"%s\"}}", cmd);
@@ -1093,7 +1094,7 @@ START_TEST(test_pcie_aer)
     ck_assert_uint_eq(ecam_readl(d, AER_CAP) & 0xfffff, 0x20001);
     ck_assert_uint_eq(ecam_readl(d, AER_CAP + AER_UNCOR_STATUS), 0);
     lnkcap = ecam_readl(d, PCIE_CAP + PCIE_LNKCAP);
-    r = hmp(d, "pcie_aer_inject_error h0 POISON_TLP");
+    r = hmp_reply(d, "pcie_aer_inject_error h0 POISON_TLP");
     ck_assert_msg(strstr(r, "OK id: h0"), "%s", r);
     ck_assert_uint_eq(ecam_readl(d, AER_CAP + AER_UNCOR_STATUS),
                       AER_UNC_POISON_TLP);
