@@ -214,6 +214,7 @@ void h3100_faults_free(H3100State *s);
 bool h3100_fault_abort(H3100State *s, H3100Req *req);
 void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now);
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now);
+uint16_t h3100_fault_media_write(H3100State *s, H3100Req *req);
 void h3100_fault_class_init(ObjectClass *oc);
 bool h3100_faults_check(H3100State *s, Error **errp);
 void h3100_faults_realize(H3100State *s);

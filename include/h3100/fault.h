@@ -33,7 +33,8 @@
     X(WARNING, "warning") \
     X(STATUS, "status") \
     X(DELAY, "delay") \
-    X(LOST_IRQ, "lost-irq")
+    X(LOST_IRQ, "lost-irq") \
+    X(MEDIA, "media")
 
 #define H3100_FAULT_KIND_ID(id, name) H3100_FAULT_##id,
 typedef enum H3100FaultKind {
@@ -76,6 +77,7 @@ typedef struct H3100FaultSpec {
     uint8_t aer_type, aer_info, aer_log;  /* aer: the event */
     uint8_t warn_bits;                /* warning: SMART critical warning */
     bool abort_ignored;               /* timeout: Abort leaves it held */
+    bool write;                       /* media: rw=write (else rw=read) */
 } H3100FaultSpec;
 
 typedef struct H3100Fault {
