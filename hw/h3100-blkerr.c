@@ -66,8 +66,8 @@ bool h3100_blk_failed(H3100Req *req, int ret)
         QTAILQ_INSERT_TAIL(&s->retry, req, retry_entry);
         req->parked = true;
     } else if (action == BLOCK_ERROR_ACTION_REPORT) {
-        req->status = h3100_media_status(req);
-        s->media_errors++;
+        req->status = h3100_media_error(s, req, h3100_media_status(req),
+                                        false);
     }
     blk_error_action(s->blk, action, is_read, -ret);
     return action == BLOCK_ERROR_ACTION_STOP;

@@ -230,6 +230,7 @@ static inline bool h3100_off_bus(H3100State *s)
 {
     return qatomic_read(&s->link_down);
 }
+uint16_t h3100_fault_media_write(H3100State *s, H3100Req *req);
 void h3100_fault_class_init(ObjectClass *oc);
 bool h3100_faults_check(H3100State *s, Error **errp);
 void h3100_faults_realize(H3100State *s);

@@ -40,10 +40,19 @@
  *              dropped, nothing is fetched, no DMA, no interrupt, and the
  *              completions of commands in flight are lost
  *              (h3100_link_update(); the controller as it was on return)
+ *   media      rw=read: the LBAs become uncorrectable when armed, in the
+ *              table Write Uncorrectable fills (s->uncor, flagged
+ *              injected): drive state, not a fault of the table, until
+ *              the LBAs are written, zeroed, deallocated, formatted or
+ *              sanitized (h3100_fault_media_mark()); rw=write: a Write
+ *              or Write Zeroes fails with Write Fault
+ *              (h3100_fault_media_write(), once the model timed it)
  * Faults belong to the VM: a migration or savevm carries them, with
  * their counters and generators (h3100_vmstate_faults); a reset keeps
- * them; a power cut and fault-clear drop them.  The guest cannot reach
- * any of this: only the host sets the properties.
+ * them; a power cut and fault-clear drop them.  The ranges media,rw=read
+ * marks are the drive's: they migrate with its uncorrectable table and
+ * stay in its state file.  The guest cannot reach any of this: only the
+ * host sets the properties.
  * docs/guide/faults.md.
  */
 
@@ -55,6 +64,7 @@
 #include "h3100-core.h"
 #include "h3100-cmd.h"
 #include "h3100-mgmt.h"
+#include "h3100-nvm.h"
 #include "h3100-life.h"
 #include "trace.h"
 
@@ -205,6 +215,18 @@ void h3100_fault_delay(H3100State *s, H3100Req *req, uint64_t now)
 bool h3100_fault_lost_irq(H3100State *s, H3100Req *req, uint64_t now)
 {
     return h3100_fault_fires(s, req, H3100_FAULT_LOST_IRQ, now);
+}
+
+/* A Write or Write Zeroes the model has timed: a media fault fails it? */
+uint16_t h3100_fault_media_write(H3100State *s, H3100Req *req)
+{
+    H3100Fault *f = h3100_fault_fires(s, req, H3100_FAULT_MEDIA,
+                                      h3100_now(s));
+
+    if (!f) {
+        return NVME_SUCCESS;
+    }
+    return h3100_media_error(s, req, NVME_WRITE_FAULT, f->spec.dnr);
 }
 
 static void h3100_ready_timer_cb(void *opaque)
@@ -495,6 +517,88 @@ void h3100_link_exit(H3100State *s)
 
 /* ---- the properties ---------------------------------------------------- */
 
+/* media,rw=read's namespace: the one ns= names, 1 if it names none */
+static uint32_t h3100_fault_media_nsid(const H3100FaultSpec *spec)
+{
+    return spec->nsid ? spec->nsid : 1;
+}
+
+/* @spec's LBAs lie in its namespace (rw=write: when it names one) */
+static H3100Namespace *h3100_fault_media_ns(H3100State *s,
+                                            const H3100FaultSpec *spec,
+                                            Error **errp)
+{
+    uint32_t nsid = h3100_fault_media_nsid(spec);
+    H3100Namespace *ns = h3100_ns_active(s, nsid);
+    uint64_t nlbas;
+
+    if (!ns) {
+        error_setg(errp, "fault: media: namespace %" PRIu32 " is not "
+                   "attached", nsid);
+        return NULL;
+    }
+    nlbas = ns->bytes >> ns->lbads;
+    if (spec->elba >= nlbas) {
+        error_setg(errp, "fault: media: lba=%" PRIu64 "-%" PRIu64 " is "
+                   "beyond namespace %" PRIu32 "'s %" PRIu64 " LBAs",
+                   spec->slba, spec->elba, nsid, nlbas);
+        return NULL;
+    }
+    return ns;
+}
+
+/*
+ * media,rw=read: the LBAs become uncorrectable now, as if the NAND under
+ * them had gone: the drive's own state from here on (the state file
+ * keeps them), with the flags that make its reads fail as asked.
+ */
+static bool h3100_fault_media_mark(H3100State *s, const H3100FaultSpec *spec,
+                                   Error **errp)
+{
+    H3100Namespace *ns = h3100_fault_media_ns(s, spec, errp);
+    uint8_t flags = H3100_UNCOR_INJECTED | (spec->dnr ? H3100_UNCOR_DNR : 0);
+
+    if (!ns) {
+        return false;
+    }
+    if (!h3100_uncor_add(s, ns->base + (spec->slba << ns->lbads),
+                         ns->base + ((spec->elba + 1) << ns->lbads), flags)) {
+        error_setg(errp, "fault: media: the table of %u uncorrectable "
+                   "ranges is full", H3100_UNCOR_MAX);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The injected ranges still standing, as the specs that would mark them
+ * again, one line each after the armed faults, "-" for their id: they
+ * are the drive's, not the table's, and go when the LBAs are rewritten.
+ */
+static void h3100_fault_list_media(H3100State *s, GString *g)
+{
+    for (uint32_t nsid = 1; nsid <= H3100_NS_MAX; nsid++) {
+        H3100Namespace *ns = h3100_ns_active(s, nsid);
+
+        for (guint i = 0; ns && i < s->uncor->len; i++) {
+            H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+            if (!(r->flags & H3100_UNCOR_INJECTED) ||
+                r->end <= ns->base || r->start >= ns->base + ns->bytes) {
+                continue;
+            }
+            g_string_append_printf(g, "%s- media,rw=read,ns=%" PRIu32
+                                   ",lba=%" PRIu64 "-%" PRIu64 ",dnr=%s",
+                                   g->len ? "\n" : "", nsid,
+                                   (MAX(r->start, ns->base) - ns->base) >>
+                                   ns->lbads,
+                                   (MIN(r->end, ns->base + ns->bytes) -
+                                    ns->base - 1) >> ns->lbads,
+                                   r->flags & H3100_UNCOR_DNR ? "on" : "off");
+        }
+    }
+}
+
 static void h3100_faults_changed(H3100State *s)
 {
     s->faults_armed = h3100_fault_armed(&s->faults);
@@ -598,6 +702,39 @@ void h3100_faults_free(H3100State *s)
     g_clear_pointer(&s->faults_mig, g_free);
 }
 
+/*
+ * A media fault: rw=read marks its LBAs, and is not kept as a fault;
+ * rw=write is armed as the other kinds are, once its LBAs fit.
+ */
+static void h3100_fault_media_set(H3100State *s, const H3100FaultSpec *spec,
+                                  Error **errp)
+{
+    g_autoptr(GError) err = NULL;
+    g_autofree char *canon = h3100_fault_spec_str(spec);
+    uint32_t id = 0;
+    bool ok;
+
+    h3100_faults_lock(s);
+    if (!spec->write) {
+        ok = h3100_fault_media_mark(s, spec, errp);
+    } else if (s->model && spec->nsid &&
+               !h3100_fault_media_ns(s, spec, errp)) {
+        ok = false;
+    } else {
+        id = h3100_fault_arm(&s->faults, spec, s->model ? h3100_now(s) : 0,
+                             s->seed, &err);
+        h3100_faults_changed(s);
+        ok = id;
+        if (!ok) {
+            error_setg(errp, "%s", err->message);
+        }
+    }
+    h3100_faults_unlock(s);
+    if (ok) {
+        trace_h3100_fault_arm(id, canon);
+    }
+}
+
 static void h3100_fault_set(Object *obj, const char *value, Error **errp)
 {
     H3100State *s = DAPUSTOR_H3100(obj);
@@ -616,10 +753,16 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     }
     if ((spec.kind == H3100_FAULT_AER ||
          spec.kind == H3100_FAULT_LINK_DOWN ||
-         h3100_fault_moves_ns(spec.kind)) && !s->model) {
+         h3100_fault_moves_ns(spec.kind) ||
+         (spec.kind == H3100_FAULT_MEDIA && !spec.write)) && !s->model) {
         error_setg(errp, "fault: %s acts when armed: arm it with "
                    "qom-set on a running drive",
+                   spec.kind == H3100_FAULT_MEDIA ? "media,rw=read" :
                    h3100_fault_kind_name(spec.kind));
+        return;
+    }
+    if (spec.kind == H3100_FAULT_MEDIA) {
+        h3100_fault_media_set(s, &spec, errp);
         return;
     }
     h3100_faults_lock(s);
@@ -658,11 +801,17 @@ static char *h3100_faults_get(Object *obj, Error **errp)
 {
     H3100State *s = DAPUSTOR_H3100(obj);
     char *list;
+    GString *g;
 
     h3100_faults_lock(s);
     list = h3100_fault_list(&s->faults);
+    g = g_string_new(list);
+    g_free(list);
+    if (s->model) {
+        h3100_fault_list_media(s, g);
+    }
     h3100_faults_unlock(s);
-    return list;
+    return g_string_free(g, false);
 }
 
 static void h3100_fault_clear_set(Object *obj, const char *value,

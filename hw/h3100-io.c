@@ -53,13 +53,41 @@ static guint h3100_uncor_first_after(H3100State *s, uint64_t start)
     return lo;
 }
 
-/* Every Read and Write asks: a binary search, not a scan. */
-bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end)
-{
-    guint i = h3100_uncor_first_after(s, start);
+/*
+ * Every Read asks: the flags of the ranges that overlap [@start, @end),
+ * ORed, with H3100_UNCOR_HIT if there is one.  A binary search, then
+ * only the ranges the read covers.
+ */
+#define H3100_UNCOR_HIT     0x80
 
-    return i < s->uncor->len &&
-           g_array_index(s->uncor, H3100Range, i).start < end;
+static uint8_t h3100_uncor_hit(H3100State *s, uint64_t start, uint64_t end)
+{
+    uint8_t flags = 0;
+
+    for (guint i = h3100_uncor_first_after(s, start); i < s->uncor->len;
+         i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+        if (r->start >= end) {
+            break;
+        }
+        flags |= r->flags | H3100_UNCOR_HIT;
+    }
+    return flags;
+}
+
+/*
+ * The one place a media error is made: SMART's media errors and OCP
+ * C0h's uncorrectable reads count it, the error log gets the command
+ * when it completes (h3100_error_log_add()).
+ */
+uint16_t h3100_media_error(H3100State *s, H3100Req *req, uint16_t status,
+                           bool dnr)
+{
+    s->media_errors++;
+    trace_h3100_media_error(req->sq->sqid, le16_to_cpu(req->cmd.cid),
+                            status, dnr);
+    return status | (dnr ? NVME_DNR : 0);
 }
 
 /*
@@ -84,8 +112,8 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
                                 "ranges is full", H3100_UNCOR_MAX);
                 return false;
             }
+            tail = *r;
             tail.start = end;
-            tail.end = r->end;
             r->end = start;
             g_array_insert_val(s->uncor, i + 1, tail);
             return true;
@@ -102,28 +130,51 @@ bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end)
     return true;
 }
 
-/*
- * Mark [@start, @end) uncorrectable; false when the table is full.  LBAs
- * that were not tracked yet make a new generation of log 0Eh and its
- * notice due (h3100_lsi_check(), from the idle timer).
- */
-bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
+/* How many bytes of [@start, @end) the table holds already */
+static uint64_t h3100_uncor_tracked(H3100State *s, uint64_t start,
+                                    uint64_t end)
 {
-    H3100Range n = { .start = start, .end = end };
-    uint64_t absorbed = 0;
+    uint64_t bytes = 0;
+
+    for (guint i = h3100_uncor_first_after(s, start); i < s->uncor->len;
+         i++) {
+        H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
+
+        if (r->start >= end) {
+            break;
+        }
+        bytes += MIN(r->end, end) - MAX(r->start, start);
+    }
+    return bytes;
+}
+
+/*
+ * Mark [@start, @end) uncorrectable, with @flags (H3100_UNCOR_*): the
+ * new mark replaces what was there, and joins the ranges it touches that
+ * have the same flags.  False when the table is full.  LBAs that were
+ * not tracked yet make a new generation of log 0Eh and its notice due
+ * (h3100_lsi_check(), from the idle timer).
+ */
+bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end,
+                     uint8_t flags)
+{
+    H3100Range n = { .start = start, .end = end, .flags = flags };
+    uint64_t tracked = h3100_uncor_tracked(s, start, end);
     guint i;
 
-    /* absorb every range that overlaps or touches the new one */
+    if (!h3100_uncor_remove(s, start, end)) {
+        return false;
+    }
+    /* absorb the neighbours that touch it with the same flags */
     for (i = 0; i < s->uncor->len;) {
         H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
 
-        if (r->end < n.start || n.end < r->start) {
+        if (r->end < n.start || n.end < r->start || r->flags != flags) {
             i++;
             continue;
         }
         n.start = MIN(n.start, r->start);
         n.end = MAX(n.end, r->end);
-        absorbed += r->end - r->start;
         g_array_remove_index(s->uncor, i);
     }
     if (s->uncor->len >= H3100_UNCOR_MAX) {
@@ -135,7 +186,7 @@ bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end)
         }
     }
     g_array_insert_val(s->uncor, i, n);
-    if (n.end - n.start > absorbed) {
+    if (end - start > tracked) {
         h3100_lsi_grew(s);
     }
     return true;
@@ -469,15 +520,21 @@ static BdrvRequestFlags h3100_fua_flags(H3100State *s, H3100Req *req)
 /* ---- read and write -------------------------------------------------- */
 
 /*
- * A read fails where Write Uncorrectable marked the LBAs, or where the
- * drive's LDPC could not decode the NAND (models/ecc.c: a worn drive,
- * old data).
+ * A read fails where Write Uncorrectable or a media fault marked the
+ * LBAs (with DNR if the fault said so), or where the drive's LDPC could
+ * not decode the NAND (models/ecc.c: a worn drive, old data): the
+ * media error, or 0.
  */
-static bool h3100_read_failed(H3100State *s, H3100Req *req,
-                              const H3100Result *r)
+static uint16_t h3100_read_error(H3100State *s, H3100Req *req,
+                                 const H3100Result *r)
 {
-    return r->status == H3100_UNCORRECTABLE ||
-           h3100_uncor_overlaps(s, req->offset, req->offset + req->bytes);
+    uint8_t hit = h3100_uncor_hit(s, req->offset, req->offset + req->bytes);
+
+    if (r->status != H3100_UNCORRECTABLE && !hit) {
+        return NVME_SUCCESS;
+    }
+    return h3100_media_error(s, req, NVME_UNRECOVERED_READ,
+                             hit & H3100_UNCOR_DNR);
 }
 
 static uint16_t h3100_read(H3100State *s, H3100Req *req)
@@ -492,9 +549,9 @@ static uint16_t h3100_read(H3100State *s, H3100Req *req)
                       req->offset, req->bytes, req->fua);
     r = h3100_model_io(s, H3100_OP_READ, req->offset, req->bytes, false, 0);
     req->done_ns = r.done_ns;
-    if (h3100_read_failed(s, req, &r)) {
-        s->media_errors++;
-        return NVME_UNRECOVERED_READ;
+    status = h3100_read_error(s, req, &r);
+    if (status) {
+        return status;
     }
     h3100_read_send(s, req);
     return NVME_NO_COMPLETE;
@@ -532,16 +589,23 @@ void h3100_write_send(H3100State *s, H3100Req *req)
 
 /*
  * One rule for what the drive does with a write the model has timed
- * (@r), Write or Write Zeroes: a read-only drive refuses it; the range
- * is no longer uncorrectable; the volatile cache keeps what it
+ * (@r), Write or Write Zeroes: a read-only drive refuses it; a media
+ * fault fails it (nothing written: the LBAs keep what they had); the
+ * range is no longer uncorrectable; the volatile cache keeps what it
  * overwrites, then the data goes to the backend.
  */
 static uint16_t h3100_write_accept(H3100State *s, H3100Req *req,
                                    const H3100Result *r)
 {
+    uint16_t status;
+
     req->done_ns = r->done_ns;
     if (r->status == H3100_READ_ONLY) {
         return H3100_SC_NS_WRITE_PROTECTED | NVME_DNR;
+    }
+    status = h3100_fault_media_write(s, req);
+    if (status) {
+        return status;
     }
     if (!h3100_uncor_remove(s, req->offset, req->offset + req->bytes)) {
         return NVME_INTERNAL_DEV_ERROR | NVME_DNR;
@@ -766,7 +830,7 @@ static uint16_t h3100_write_uncor(H3100State *s, H3100Req *req)
     trace_h3100_io_write_uncor(req->offset, req->bytes);
     r = h3100_model_io(s, H3100_OP_ADMIN, 0, 0, false, 0);
     req->done_ns = r.done_ns;
-    if (!h3100_uncor_add(s, req->offset, req->offset + req->bytes)) {
+    if (!h3100_uncor_add(s, req->offset, req->offset + req->bytes, 0)) {
         return NVME_INTERNAL_DEV_ERROR;
     }
     return NVME_SUCCESS;
@@ -819,9 +883,9 @@ static uint16_t h3100_compare(H3100State *s, H3100Req *req)
     r = h3100_model_io(s, H3100_OP_COMPARE, req->offset, req->bytes,
                        false, 0);
     req->done_ns = r.done_ns;
-    if (h3100_read_failed(s, req, &r)) {
-        s->media_errors++;
-        return NVME_UNRECOVERED_READ;
+    status = h3100_read_error(s, req, &r);
+    if (status) {
+        return status;
     }
     req->buf = g_malloc(req->bytes);
     qemu_iovec_init(&req->iov, 1);

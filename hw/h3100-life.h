@@ -32,9 +32,10 @@ bool h3100_pstate_open(H3100State *s, Error **errp);
 /* layouts of the state file that migration carries too */
 void h3100_pstate_pack_ns(H3100State *s, GByteArray *b);
 bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len, bool apply);
+#define H3100_DS_UNCOR_BYTES 24      /* an uncorrectable range, flagged */
 void h3100_pstate_pack_uncor(H3100State *s, GByteArray *b);
 bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
-                        bool apply);
+                        size_t size, bool apply);
 void h3100_pstate_apply(H3100State *s);
 bool h3100_pstate_serial(H3100State *s, char *sn, size_t len);
 void h3100_pstate_save_clean(H3100State *s);

@@ -73,8 +73,10 @@ bool h3100_io_restored_ok(H3100State *s, H3100Req *req, bool ranges);
 void h3100_compare_cb(void *opaque, int ret);
 void h3100_read_send(H3100State *s, H3100Req *req);
 void h3100_write_send(H3100State *s, H3100Req *req);
-bool h3100_uncor_overlaps(H3100State *s, uint64_t start, uint64_t end);
-bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end);
+uint16_t h3100_media_error(H3100State *s, H3100Req *req, uint16_t status,
+                           bool dnr);
+bool h3100_uncor_add(H3100State *s, uint64_t start, uint64_t end,
+                     uint8_t flags);
 bool h3100_uncor_remove(H3100State *s, uint64_t start, uint64_t end);
 uint16_t h3100_get_lba_status(H3100State *s, H3100Req *req);
 void h3100_lsi_grew(H3100State *s);

@@ -12,9 +12,10 @@
  * is H3100DsHeader below; the build checks the offsets):
  *
  *    0  char[4]     "H3DS"
- *    4  u32         version (6; 5 has no LBA status state, 4 no
- *                   namespace table, 3 no CBh lifetime fields, 2 no
- *                   serial, 1 no recent-WAF samples)
+ *    4  u32         version (7; 6 has no flags in its uncorrectable
+ *                   ranges, 5 no LBA status state, 4 no namespace
+ *                   table, 3 no CBh lifetime fields, 2 no serial, 1 no
+ *                   recent-WAF samples)
  *    8  u64         power-on time, ns, summed over every run
  *   16  u64         power cycles (starts of the device)
  *   24  u64         unsafe shutdowns
@@ -29,8 +30,11 @@
  *  100  u32 x 5     log CBh over the drive's life (v4): temperature min,
  *                   max, temperature at power-on min, max (kelvin, 0 =
  *                   not seen; min <= max), firmware activations
- *  120  N x { u64 start, u64 end }  NVM bytes, sorted, disjoint
- *       (at 100 in version 3, 80 in versions 1 and 2)
+ *  120  N x { u64 start, u64 end, u8 flags, u8[7] 0 }  NVM bytes,
+ *       sorted, disjoint; flags H3100_UNCOR_* (bit 0 a media fault's,
+ *       bit 1 its reads fail with DNR; 0 Write Uncorrectable's).  Before
+ *       version 7 N x { u64 start, u64 end }, flags 0 (at 100 in version
+ *       3, 80 in versions 1 and 2)
  *   ..  K x { u64 power-on ns, u64 host bytes, u64 NAND bytes }, oldest
  *       first: the vendor log's recent WAF goes on across a restart
  *   ..  (v6) u16 log 0Eh's LSGC, u8 1 if LBAs became tracked since the
@@ -75,7 +79,7 @@
 #include "trace.h"
 
 #define H3100_DS_MAGIC      "H3DS"
-#define H3100_DS_VERSION    6
+#define H3100_DS_VERSION    7
 #define H3100_DS_SERIAL     20
 
 /* The header above, little-endian: the one definition of its layout */
@@ -116,6 +120,7 @@ _Static_assert(H3100_DS_HDR_BYTES == 120, "H3DS layout: versions 4 and 5");
 #define H3100_DS_NS_HDR     8
 #define H3100_DS_NS_BYTES   32
 #define H3100_DS_LSI_BYTES  4
+#define H3100_DS_UNCOR_V6   16        /* an uncorrectable range, v1-6 */
 
 /* The namespace table (version 5; migration carries it too) */
 void h3100_pstate_pack_ns(H3100State *s, GByteArray *b)
@@ -200,7 +205,8 @@ bool h3100_pstate_ns(H3100State *s, const uint8_t *p, gsize len, bool apply)
 static GByteArray *h3100_pstate_pack(H3100State *s)
 {
     GByteArray *b = g_byte_array_sized_new(H3100_DS_HDR_BYTES +
-                                           s->uncor->len * 16);
+                                           s->uncor->len *
+                                           H3100_DS_UNCOR_BYTES);
     H3100DsHeader hdr = {
         .version = cpu_to_le32(H3100_DS_VERSION),
         .power_on_ns = cpu_to_le64(s->power_on_base_ns + h3100_now(s)),
@@ -246,25 +252,37 @@ static GByteArray *h3100_pstate_pack(H3100State *s)
     return b;
 }
 
-/* The uncorrectable ranges: N x { u64 start, u64 end } */
+/* The uncorrectable ranges: N x { u64 start, u64 end, u8 flags, u8[7] } */
 void h3100_pstate_pack_uncor(H3100State *s, GByteArray *b)
 {
     for (guint i = 0; i < s->uncor->len; i++) {
         H3100Range *r = &g_array_index(s->uncor, H3100Range, i);
-        uint8_t e[16];
+        uint8_t e[H3100_DS_UNCOR_BYTES] = { 0 };
 
         stq_le_p(e, r->start);
         stq_le_p(e + 8, r->end);
+        e[16] = r->flags;
         g_byte_array_append(b, e, sizeof(e));
     }
 }
 
+/* A range's flags, and the bytes after them (0): known ones, DNR injected */
+static bool h3100_pstate_uncor_flags_ok(const uint8_t *e)
+{
+    uint8_t flags = e[16];
+
+    return !(flags & ~H3100_UNCOR_FLAGS) &&
+           (!(flags & H3100_UNCOR_DNR) || (flags & H3100_UNCOR_INJECTED)) &&
+           !ldl_le_p(e + 17) && !lduw_le_p(e + 21) && !e[23];
+}
+
 /*
- * The @n uncorrectable ranges at @p: sorted, disjoint, inside the NVM
- * space.  Appended to the device's table when @apply.
+ * The @n uncorrectable ranges at @p, @size bytes each (16: version 6 and
+ * before, no flags; H3100_DS_UNCOR_BYTES): sorted, disjoint, inside the
+ * NVM space.  Appended to the device's table when @apply.
  */
 bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
-                        bool apply)
+                        size_t size, bool apply)
 {
     uint64_t prev_end = 0;
 
@@ -272,16 +290,22 @@ bool h3100_pstate_uncor(H3100State *s, const uint8_t *p, uint32_t n,
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t start = ldq_le_p(p + i * 16);
-        uint64_t end = ldq_le_p(p + i * 16 + 8);
+        const uint8_t *e = p + (size_t)i * size;
+        H3100Range r = {
+            .start = ldq_le_p(e),
+            .end = ldq_le_p(e + 8),
+        };
 
-        if (start >= end || start < prev_end || end > s->nvm_bytes) {
+        if (r.start >= r.end || r.start < prev_end || r.end > s->nvm_bytes ||
+            (size == H3100_DS_UNCOR_BYTES &&
+             !h3100_pstate_uncor_flags_ok(e))) {
             return false;
         }
-        prev_end = end;
+        prev_end = r.end;
+        if (size == H3100_DS_UNCOR_BYTES) {
+            r.flags = e[16];
+        }
         if (apply) {
-            H3100Range r = { .start = start, .end = end };
-
             g_array_append_val(s->uncor, r);
         }
     }
@@ -386,7 +410,7 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     const uint8_t *p = blob ? g_bytes_get_data(blob, &len) : NULL;
     H3100DsHeader h = { 0 };          /* the part @p's version has */
     uint32_t n, k, version;
-    gsize hdr_len, tail, lsi_at;
+    gsize hdr_len, tail, lsi_at, usize;
     uint8_t active, next;
 
     if (!len) {
@@ -420,7 +444,8 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
         !h.fw_slot[active - 1][0] || (next && !h.fw_slot[next - 1][0])) {
         return "bad firmware slots";
     }
-    lsi_at = hdr_len + (gsize)n * 16 + (gsize)k * H3100_DS_WAF_BYTES;
+    usize = version >= 7 ? H3100_DS_UNCOR_BYTES : H3100_DS_UNCOR_V6;
+    lsi_at = hdr_len + (gsize)n * usize + (gsize)k * H3100_DS_WAF_BYTES;
     tail = lsi_at + (version >= 6 ? H3100_DS_LSI_BYTES : 0);
     if (n > H3100_UNCOR_MAX || k > H3100_WAF_RING ||
         (version >= 5 ? len < tail : len != tail)) {
@@ -432,11 +457,11 @@ static const char *h3100_pstate_unpack(H3100State *s, GBytes *blob,
     if (version >= 5 && !h3100_pstate_ns(s, p + tail, len - tail, apply)) {
         return "bad namespace table";
     }
-    if (!h3100_pstate_waf(s, p + hdr_len + (gsize)n * 16, k,
+    if (!h3100_pstate_waf(s, p + hdr_len + (gsize)n * usize, k,
                           le64_to_cpu(h.power_on_ns), apply)) {
         return "bad recent-WAF samples";
     }
-    if (!h3100_pstate_uncor(s, p + hdr_len, n, apply)) {
+    if (!h3100_pstate_uncor(s, p + hdr_len, n, usize, apply)) {
         return "bad uncorrectable ranges";
     }
     if (!apply) {

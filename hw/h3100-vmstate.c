@@ -29,7 +29,8 @@
  *   "H3RT" u32 version
  *   namespaces  u32 length, the state file's table (h3100-state.c), then
  *               per NSID 1..NN u8: its erase job's index, or 0xff
- *   uncor       u32 N, N x { u64 start, u64 end } (the state file's)
+ *   uncor       u32 length, N x { u64 start, u64 end, u8 flags, u8[7] 0 }
+ *               (the state file's)
  *   vectors     u32 nvec, per vector { u8 CD, u32 entries, i64 timer }
  *   idle        i64 timer; u64 log CAh's erase average at its start
  *   firmware    u32 length, the image downloaded so far
@@ -67,7 +68,7 @@
 #include "trace.h"
 
 #define H3100_RT_MAGIC      "H3RT"
-#define H3100_RT_VERSION    1
+#define H3100_RT_VERSION    2       /* 1: no uncorrectable flags */
 #define H3100_RT_NO_JOB     0xff
 /* what a stream may hold beside the journal's data and the image */
 #define H3100_RT_FIXED_MAX  (64 * MiB)
@@ -698,10 +699,11 @@ static bool rt_load_tables(RtLoad *rl)
         rl->ns_job[i] = rd_u8(&rl->r);
     }
     len = rd_u32(&rl->r);
-    n = len / 16;
+    n = len / H3100_DS_UNCOR_BYTES;
     p = rd_take(&rl->r, len);
     g_array_set_size(s->uncor, 0);
-    if (!p || len % 16 || !h3100_pstate_uncor(s, p, n, true)) {
+    if (!p || len % H3100_DS_UNCOR_BYTES ||
+        !h3100_pstate_uncor(s, p, n, H3100_DS_UNCOR_BYTES, true)) {
         return rt_fail(rl, "bad uncorrectable ranges");
     }
     return true;

@@ -118,7 +118,16 @@ typedef struct H3100QGroup H3100QGroup;
 typedef struct H3100Range {
     uint64_t start;                   /* bytes */
     uint64_t end;
+    uint8_t flags;                    /* H3100_UNCOR_* */
 } H3100Range;
+
+/*
+ * What marked an uncorrectable range: Write Uncorrectable (0), or the
+ * host's media fault (INJECTED), whose reads fail with DNR if it said so.
+ */
+#define H3100_UNCOR_INJECTED        0x01
+#define H3100_UNCOR_DNR             0x02
+#define H3100_UNCOR_FLAGS           (H3100_UNCOR_INJECTED | H3100_UNCOR_DNR)
 
 /* a range being made to read as zeroes (h3100-unmap.c) */
 typedef struct H3100Unmap H3100Unmap;

@@ -217,8 +217,14 @@ static bool key_fits_kind(const char *key, H3100FaultKind kind)
     if (kind == H3100_FAULT_LINK_DOWN) {
         return !strcmp(key, "for");   /* down when armed, for so long */
     }
-    if (!strcmp(key, "sc") || !strcmp(key, "dnr") || !strcmp(key, "more")) {
+    if (!strcmp(key, "sc") || !strcmp(key, "more")) {
         return kind == H3100_FAULT_STATUS;
+    }
+    if (!strcmp(key, "dnr")) {
+        return kind == H3100_FAULT_STATUS || kind == H3100_FAULT_MEDIA;
+    }
+    if (!strcmp(key, "rw")) {
+        return kind == H3100_FAULT_MEDIA;
     }
     if (!strcmp(key, "ms")) {
         return kind == H3100_FAULT_DELAY || kind == H3100_FAULT_READY_DELAY;
@@ -324,6 +330,9 @@ static bool parse_key(const char *key, const char *v,
         spec->sc = n;
     } else if (!strcmp(key, "dnr")) {
         ok = parse_onoff(v, &spec->dnr);
+    } else if (!strcmp(key, "rw")) {
+        ok = !strcmp(v, "read") || !strcmp(v, "write");
+        spec->write = !strcmp(v, "write");
     } else if (!strcmp(key, "more")) {
         ok = parse_onoff(v, &spec->more);
     } else if (!strcmp(key, "type")) {
@@ -354,6 +363,37 @@ static bool parse_key(const char *key, const char *v,
     }
     if (!ok) {
         return fail(errp, "fault: bad value '%s' for '%s'", v, key);
+    }
+    return true;
+}
+
+/*
+ * media: LBAs, always.  rw=read marks them uncorrectable at once (drive
+ * state, not a trigger): no command or trigger keys.  rw=write fails the
+ * Writes and Write Zeroes that overlap them: no opc.
+ */
+static bool media_complete(const H3100FaultSpec *spec, GHashTable *seen,
+                           GError **errp)
+{
+    static const char *const not_read[] = {
+        "q", "opc", "after", "every", "count", "prob", "at", "for",
+    };
+
+    if (!spec->has_lba) {
+        return fail(errp, "fault: media needs lba=S-E or lba=S+N");
+    }
+    if (spec->write) {
+        if (spec->has_opc) {
+            return fail(errp, "fault: media,rw=write fails Writes and Write "
+                        "Zeroes: no opc");
+        }
+        return true;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(not_read); i++) {
+        if (g_hash_table_contains(seen, not_read[i])) {
+            return fail(errp, "fault: media,rw=read marks the LBAs at once, "
+                        "until rewritten: no '%s'", not_read[i]);
+        }
     }
     return true;
 }
@@ -406,6 +446,9 @@ static bool spec_complete(H3100FaultSpec *spec, int named_admin,
             return fail(errp, "fault: ready-delay matches the controller's "
                         "enable, not commands (no q, opc, ns, lba)");
         }
+    }
+    if (spec->kind == H3100_FAULT_MEDIA && !media_complete(spec, seen, errp)) {
+        return false;
     }
     if ((spec->has_lba || spec->nsid) && spec->queue == H3100_FAULT_Q_ADMIN) {
         return fail(errp, "fault: ns and lba match I/O commands, not q=admin");
@@ -479,6 +522,9 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
 {
     GString *g = g_string_new(kind_names[sp->kind]);
 
+    if (sp->kind == H3100_FAULT_MEDIA) {
+        g_string_append(g, sp->write ? ",rw=write" : ",rw=read");
+    }
     if (sp->queue == H3100_FAULT_Q_ADMIN) {
         g_string_append(g, ",q=admin");
     } else if (sp->queue == H3100_FAULT_Q_IO) {
@@ -521,6 +567,10 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
         }
         return g_string_free(g, false);
     }
+    if (sp->kind == H3100_FAULT_MEDIA && !sp->write) {
+        g_string_append_printf(g, ",dnr=%s", sp->dnr ? "on" : "off");
+        return g_string_free(g, false);
+    }
     if (sp->kind == H3100_FAULT_READ_ONLY) {
         g_string_append_printf(g, ",nsattr=%s", sp->nsattr ? "on" : "off");
     }
@@ -547,6 +597,9 @@ char *h3100_fault_spec_str(const H3100FaultSpec *sp)
         g_string_append_printf(g, ",sc=0x%03x,dnr=%s,more=%s", sp->sc,
                                sp->dnr ? "on" : "off",
                                sp->more ? "on" : "off");
+    }
+    if (sp->kind == H3100_FAULT_MEDIA) {
+        g_string_append_printf(g, ",dnr=%s", sp->dnr ? "on" : "off");
     }
     if (sp->kind == H3100_FAULT_DELAY ||
         (sp->kind == H3100_FAULT_READY_DELAY && !sp->never)) {
@@ -797,6 +850,10 @@ static bool load_line(H3100FaultTable *t, const char *line,
     }
     if (!h3100_fault_parse(w[6], names, &f->spec, errp)) {
         return false;
+    }
+    if (f->spec.kind == H3100_FAULT_MEDIA && !f->spec.write) {
+        /* marked when armed, never kept: a stream with one is forged */
+        return fail(errp, "faults: media,rw=read is no fault of the table");
     }
     f->id = id;
     f->armed_ns = armed;

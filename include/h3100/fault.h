@@ -37,7 +37,8 @@
     X(READ_ONLY, "read-only") \
     X(NS_DETACH, "ns-detach") \
     X(NS_ATTACH, "ns-attach") \
-    X(LINK_DOWN, "link-down")
+    X(LINK_DOWN, "link-down") \
+    X(MEDIA, "media")
 
 #define H3100_FAULT_KIND_ID(id, name) H3100_FAULT_##id,
 typedef enum H3100FaultKind {
@@ -81,6 +82,7 @@ typedef struct H3100FaultSpec {
     uint8_t warn_bits;                /* warning: SMART critical warning */
     bool abort_ignored;               /* timeout: Abort leaves it held */
     bool nsattr;                      /* read-only: NSATTR.WP and notice */
+    bool write;                       /* media: rw=write (else rw=read) */
 } H3100FaultSpec;
 
 typedef struct H3100Fault {

@@ -1110,6 +1110,336 @@ START_TEST(test_pcie_aer)
 }
 END_TEST
 
+/* ---- media ------------------------------------------------------------- */
+
+#define SC_WRITE_FAULT      0x280
+#define SMART_MEDIA         160       /* media and data integrity errors */
+#define OCP_UNCOR_READS     56        /* C0h: uncorrectable read errors */
+
+/* The SMART media errors and OCP C0h's uncorrectable reads, now */
+typedef struct MediaCounts {
+    uint64_t smart, ocp;
+} MediaCounts;
+
+static MediaCounts media_counts(Dev *d)
+{
+    uint8_t log[512];
+    MediaCounts c;
+
+    ck_status(nh_get_log(d->h, NVME_LOG_SMART, 0xffffffff, log, 512, 0), 0,
+              "SMART log");
+    c.smart = le64_at(log, SMART_MEDIA);
+    ck_status(nh_get_log(d->h, 0xc0, 0xffffffff, log, 512, 0), 0, "C0h");
+    c.ocp = le64_at(log, OCP_UNCOR_READS);
+    return c;
+}
+
+/* The newest Error Information entry: its status (with DNR), LBA, NSID */
+static void last_error(Dev *d, uint16_t status, uint64_t lba)
+{
+    uint8_t log[64];
+
+    ck_status(nh_get_log(d->h, NVME_LOG_ERROR, 0xffffffff, log, 64, 0), 0,
+              "error log");
+    ck_assert_uint_eq(le16_at(log, 12) >> 1, status);
+    ck_assert_uint_eq(le64_at(log, 16), lba);
+    ck_assert_uint_eq(le32_at(log, 24), 1);
+}
+
+/* Log 0Eh: namespace 1's first range (RSLBA, RNLB + 1), NLRD */
+static uint32_t lba_status_range(Dev *d, uint64_t *slba, uint64_t *nlb)
+{
+    uint8_t log[512];
+
+    ck_status(nh_get_log(d->h, NVME_LOG_LBA_STATUS, 0xffffffff, log, 512, 0),
+              0, "log 0Eh");
+    if (!le32_at(log, 4)) {
+        return 0;                     /* NLSLNE: no namespace */
+    }
+    ck_assert_uint_eq(le32_at(log, 16), 1);       /* NEID */
+    *slba = le64_at(log, 32);
+    *nlb = le32_at(log, 40) + 1ull;
+    return le32_at(log, 16 + 4);                    /* NLRD */
+}
+
+static void ck_faults_has(Dev *d, const char *want)
+{
+    g_autofree char *list = faults(d);
+
+    ck_assert_msg(strstr(list, want), "faults lacks '%s': %s", want, list);
+}
+
+static void ck_faults_lacks(Dev *d, const char *what)
+{
+    g_autofree char *list = faults(d);
+
+    ck_assert_msg(!strstr(list, what), "faults has '%s': %s", what, list);
+}
+
+/*
+ * media,rw=read: reads that overlap the LBAs fail with 281h, with DNR as
+ * asked, until the LBAs are written again; the error log, SMART and OCP
+ * C0h count each failed read, log 0Eh and `faults` show the range.
+ */
+START_TEST(test_media_read)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    MediaCounts c0, c1;
+    uint64_t slba, nlb;
+    NvmeCqe cqe;
+
+    c0 = media_counts(d);
+    arm(d, "media,rw=read,lba=2048+8,dnr=on");
+    ck_status(read_at(d, 2040, 8, &cqe), 0, "read before the range");
+    ck_status(read_at(d, 2044, 8, &cqe), SC_UNRECOVERED_READ, "overlap");
+    ck_assert(nh_dnr(&cqe));
+    ck_status(read_at(d, 2048, 8, &cqe), SC_UNRECOVERED_READ, "the range");
+    ck_assert(nh_dnr(&cqe));
+    last_error(d, SC_UNRECOVERED_READ | STATUS_DNR, 2048);
+    c1 = media_counts(d);
+    ck_assert_uint_eq(c1.smart - c0.smart, 2);
+    ck_assert_uint_eq(c1.ocp - c0.ocp, 2);
+    ck_assert_uint_eq(lba_status_range(d, &slba, &nlb), 1);
+    ck_assert_uint_eq(slba, 2048);
+    ck_assert_uint_eq(nlb, 8);
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=2048-2055,dnr=on");
+
+    /* dnr=off: the same status, retryable; sticky, not one-shot */
+    arm(d, "media,lba=4096+1");
+    for (int i = 0; i < 2; i++) {
+        ck_status(read_at(d, 4096, 1, &cqe), SC_UNRECOVERED_READ, "dnr=off");
+        ck_assert(!nh_dnr(&cqe));
+    }
+    last_error(d, SC_UNRECOVERED_READ, 4096);
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=4096-4096,dnr=off");
+    dev_close(d);
+}
+END_TEST
+
+/*
+ * A Write, a Write Zeroes and a deallocate each clear what they cover;
+ * the range shrinks in `faults` and goes, and the reads succeed.
+ */
+START_TEST(test_media_rewrite_clears)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint8_t data[512] = { 0x5a };
+    uint32_t range[4] = { 0, 4, 2052, 0 };  /* attrs, NLB, SLBA lo, hi */
+    uint64_t slba, nlb, buf;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+
+    arm(d, "media,rw=read,lba=2048+8,dnr=on");
+    ck_status(nh_write(d->h, d->q, 2048, data, 512), 0, "write LBA 2048");
+    ck_status(read_at(d, 2048, 1, &cqe), 0, "read the rewritten LBA");
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=2049-2055,dnr=on");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, 2049, 3, 0, 0,
+                    NULL), 0, "write zeroes 2049-2051");
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=2052-2055,dnr=on");
+    ck_status(read_at(d, 2052, 1, &cqe), SC_UNRECOVERED_READ, "still bad");
+    buf = nh_alloc(d->h, 4096, 4096);
+    qt_memwrite(d->qt, buf, range, sizeof(range));
+    nh_sqe_init(&sqe, NVME_CMD_DSM, 1);
+    sqe.prp1 = buf;
+    sqe.cdw11 = 1u << 2;              /* AD: deallocate */
+    cqe = nh_cmd(d->h, d->q, &sqe);
+    ck_status(nh_status(&cqe), 0, "deallocate 2052-2055");
+    ck_faults_lacks(d, "media");
+    ck_assert_uint_eq(lba_status_range(d, &slba, &nlb), 0);
+    ck_status(read_at(d, 2048, 8, &cqe), 0, "read the whole range");
+    dev_close(d);
+}
+END_TEST
+
+/* media,rw=write: the overlapping Write fails once with 280h, then works */
+START_TEST(test_media_write)
+{
+    Dev *d = dev_open_full(NULL, H0, "");
+    uint8_t data[1024] = { 0x11 };
+    MediaCounts c0, c1;
+
+    c0 = media_counts(d);
+    arm(d, "media,rw=write,lba=10+2,dnr=on");
+    ck_status(nh_write(d->h, d->q, 0, data, 1024), 0, "write LBA 0-1");
+    ck_status(nh_write(d->h, d->q, 11, data, 1024), SC_WRITE_FAULT,
+              "write LBA 11-12");
+    last_error(d, SC_WRITE_FAULT | STATUS_DNR, 11);
+    ck_status(nh_write(d->h, d->q, 11, data, 1024), 0, "write again");
+    ck_faults_has(d, "1 media,rw=write,lba=10-11,count=1,dnr=on matched=1 "
+                  "fired=1 spent");
+    c1 = media_counts(d);
+    ck_assert_uint_eq(c1.smart - c0.smart, 1);
+
+    /* Write Zeroes too, count= times, without DNR */
+    arm(d, "media,rw=write,lba=20-20,count=2");
+    for (int i = 0; i < 3; i++) {
+        NvmeCqe cqe;
+        uint16_t st = nh_io(d->h, d->q, NVME_CMD_WRITE_ZEROES, 1, 20, 1, 0, 0,
+                            &cqe);
+
+        ck_status(st, i < 2 ? SC_WRITE_FAULT : 0, "write zeroes %d", i);
+        ck_assert(!nh_dnr(&cqe));
+    }
+    /* a write fault leaves no range behind: reads work */
+    {
+        NvmeCqe cqe;
+
+        ck_status(read_at(d, 10, 12, &cqe), 0, "read after");
+    }
+    ck_faults_lacks(d, "- media");
+    dev_close(d);
+}
+END_TEST
+
+static char *inject_state_file(const char *name)
+{
+    return g_strdup_printf("%s/%s", qt_tmpdir(), name);
+}
+
+static Dev *state_launch(const char *path)
+{
+    g_autofree char *o = g_strdup_printf(H0 ",state=%s,state-interval=0",
+                                         path);
+
+    return dev_open_full(NULL, o, "");
+}
+
+/* Injected ranges are drive state: a restart keeps them, with DNR. */
+START_TEST(test_media_state_file)
+{
+    g_autofree char *path = inject_state_file("media.h3s");
+    uint64_t slba, nlb;
+    NvmeCqe cqe;
+    Dev *d;
+
+    unlink(path);
+    d = state_launch(path);
+    arm(d, "media,rw=read,lba=300+2,dnr=on");
+    ck_status(nh_io(d->h, d->q, NVME_CMD_WRITE_UNCOR, 1, 400, 1, 0, 0, NULL),
+              0, "Write Uncorrectable of LBA 400");
+    dev_close(d);
+
+    d = state_launch(path);
+    ck_status(read_at(d, 301, 1, &cqe), SC_UNRECOVERED_READ, "after restart");
+    ck_assert(nh_dnr(&cqe));
+    ck_status(read_at(d, 400, 1, &cqe), SC_UNRECOVERED_READ, "WU's range");
+    ck_assert(!nh_dnr(&cqe));
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=300-301,dnr=on");
+    ck_faults_lacks(d, "lba=400");
+    ck_assert_uint_eq(lba_status_range(d, &slba, &nlb), 2);
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
+/*
+ * A version 6 state file (ranges without flags) still loads: its range
+ * is Write Uncorrectable's, read without DNR, not listed as injected.
+ */
+START_TEST(test_media_v6_state_loads)
+{
+    g_autofree char *path = inject_state_file("v6.h3s");
+    uint8_t part[120 + 16 + 4 + 8 + 32] = "H3DS";
+    H3100Model *m = dev_model_new("h3100-3.2t", DEV_PARAMS, false);
+    uint8_t *ns = part + 120 + 16 + 4 + 8;
+    uint64_t start = 512 * 500, end = 512 * 502, bytes = DEV_NS_BYTES;
+    GError *err = NULL;
+    NvmeCqe cqe;
+    Dev *d;
+
+    part[4] = 6;
+    memcpy(part + 48, "H3D10060", 8); /* firmware slot 1, active */
+    part[72] = 1;
+    part[76] = 1;                     /* one uncorrectable range */
+    memcpy(part + 80, "SN-V6", 5);
+    memcpy(part + 120, &start, 8);
+    memcpy(part + 128, &end, 8);
+    part[120 + 16 + 4] = 1;           /* namespaces created */
+    part[120 + 16 + 4 + 4] = 1;       /* one: NSID 1, attached, 512 B */
+    ns[0] = 1;
+    ns[4] = 2;
+    ns[5] = 9;
+    ns[8] = 1;
+    memcpy(ns + 24, &bytes, 8);
+    ck_assert_msg(h3100_model_save_with(m, path, part, sizeof(part), 0, &err),
+                  "%s", err ? err->message : "");
+    h3100_model_free(m);
+    d = state_launch(path);
+    ck_status(read_at(d, 501, 1, &cqe), SC_UNRECOVERED_READ, "v6 range");
+    ck_assert(!nh_dnr(&cqe));
+    ck_status(read_at(d, 502, 1, &cqe), 0, "after it");
+    ck_faults_lacks(d, "media");
+    dev_close(d);
+    unlink(path);
+}
+END_TEST
+
+/* A migration and a savevm/loadvm carry the range and its DNR */
+START_TEST(test_media_migrates)
+{
+    g_autofree char *img = qt_backing_file("media.qcow2", DEV_NS_BYTES,
+                                           "qcow2");
+    g_autofree char *drive = g_strdup_printf("file=%s,format=qcow2", img);
+    g_autofree char *st = NULL, *err = NULL;
+    uint8_t data[512] = { 0 };
+    NvmeCqe cqe;
+    Dev *d;
+
+    d = dev_open_full(NULL, H0, "");
+    arm(d, "media,rw=read,lba=64+4,dnr=on");
+    arm(d, "media,lba=80+1");
+    arm(d, "media,rw=write,lba=90+1,dnr=on");
+    st = dev_migrate(d, d->dev_opts, d->extra_args, NULL, &err);
+    ck_assert_msg(!strcmp(st, "completed"), "%s: %s", st, err);
+    ck_status(read_at(d, 66, 1, &cqe), SC_UNRECOVERED_READ, "migrated");
+    ck_assert(nh_dnr(&cqe));
+    ck_status(read_at(d, 80, 1, &cqe), SC_UNRECOVERED_READ, "migrated");
+    ck_assert(!nh_dnr(&cqe));
+    ck_status(nh_write(d->h, d->q, 90, data, 512), SC_WRITE_FAULT,
+              "the write fault migrated");
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=64-67,dnr=on");
+    dev_close(d);
+
+    d = dev_open_drive(drive, H0, "");
+    arm(d, "media,rw=read,lba=64+4,dnr=on");
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"savevm m1\"}}");
+    ck_status(nh_write(d->h, d->q, 64, data, 512), 0, "rewrite LBA 64");
+    ck_faults_has(d, "lba=65-67");
+    qt_qmp_ok(d->qt, "{\"execute\": \"human-monitor-command\", "
+              "\"arguments\": {\"command-line\": \"loadvm m1\"}}");
+    ck_faults_has(d, "- media,rw=read,ns=1,lba=64-67,dnr=on");
+    ck_status(read_at(d, 64, 1, &cqe), SC_UNRECOVERED_READ, "after loadvm");
+    ck_assert(nh_dnr(&cqe));
+    dev_close(d);
+}
+END_TEST
+
+START_TEST(test_media_bad_specs_refused)
+{
+    static const char *const bad[][2] = {
+        { "media,rw=read", "needs lba=" },
+        { "media,rw=bogus,lba=1+1", "bad value 'bogus' for 'rw'" },
+        { "media,lba=524288+1", "beyond namespace 1's 524288 LBAs" },
+        { "media,ns=2,lba=1+1", "namespace 2 is not attached" },
+        { "media,rw=write,ns=1,lba=524287+2", "beyond namespace 1" },
+        { "media,lba=1+1,count=2", "no 'count'" },
+    };
+    Dev *d = dev_open_full(NULL, H0, "");
+    g_autofree char *list = NULL;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *r = qom_set(d, "fault", bad[i][0]);
+
+        ck_assert_msg(strstr(r, "\"error\"") && strstr(r, bad[i][1]),
+                      "'%s': %s", bad[i][0], r);
+    }
+    list = faults(d);
+    ck_assert_msg(strstr(list, "\"return\": \"\""), "%s", list);
+    dev_close(d);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inject");
@@ -1140,5 +1470,12 @@ int main(void)
     tcase_add_test(tc, test_link_down_savevm);
     tcase_add_test(tc, test_link_down_bad_specs);
     tcase_add_test(tc, test_pcie_aer);
+    tcase_add_test(tc, test_media_read);
+    tcase_add_test(tc, test_media_rewrite_clears);
+    tcase_add_test(tc, test_media_write);
+    tcase_add_test(tc, test_media_state_file);
+    tcase_add_test(tc, test_media_v6_state_loads);
+    tcase_add_test(tc, test_media_migrates);
+    tcase_add_test(tc, test_media_bad_specs_refused);
     return dev_main(s);
 }

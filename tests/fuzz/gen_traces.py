@@ -627,6 +627,73 @@ def trace_link_down(rng):
     return [t]
 
 
+def trace_media(rng):
+    """media faults: read ranges marked over Write Uncorrectable's (with
+    and without DNR, adjacent, overlapping, past the namespace), reads
+    and compares on them, partial rewrites, Write Zeroes, deallocation,
+    log 0Eh and Get LBA Status, `faults` listing them; write faults on
+    Writes and Write Zeroes; bad specs; a Format clearing the table.
+    Uses no randomness."""
+    t = Trace("media", configs=("main", "notiming", "iothread"))
+
+    def qom(prop, value):
+        t.qmp('{"execute": "qom-set", "arguments": {"path": '
+              '"/machine/peripheral/h0", "property": "%s", '
+              '"value": "%s"}}' % (prop, value))
+
+    def listing():
+        t.qmp('{"execute": "qom-get", "arguments": {"path": '
+              '"/machine/peripheral/h0", "property": "faults"}}')
+
+    def io(op, slba, nlb, **kw):
+        t.submit(1, sqe(IO[op], t.next_cid(), 1, cdw10=slba,
+                        cdw12=nlb - 1, **kw))
+
+    t.bring_up()
+    io("write_uncor", 96, 8)
+    t.reap(1)
+    for spec in ("media,lba=100+8,dnr=on", "media,rw=read,lba=108-115",
+                 "media,lba=90+4,dnr=off", "media,ns=1,lba=%d+1" %
+                 (NS_LBAS - 1), "media,lba=%d+2" % (NS_LBAS - 1),
+                 "media,ns=2,lba=1+1", "media,lba=1+1,count=2",
+                 "media,rw=bogus,lba=1+1", "media",
+                 "media,rw=write,lba=200+4,count=0,dnr=on",
+                 "media,rw=write,q=1,lba=300-300,after=1,count=2",
+                 "media,rw=write,lba=1+1,opc=write"):
+        qom("fault", spec)
+    listing()
+    for slba, nlb in ((88, 4), (96, 8), (104, 8), (112, 8), (116, 1),
+                      (NS_LBAS - 1, 1)):
+        io("read", slba, nlb, prp1=DATA)
+        io("compare", slba, nlb, prp1=DATA)
+        t.reap(1, 2)
+    io("write", 101, 2, prp1=DATA)
+    io("write_zeroes", 110, 3)
+    t.reap(1, 2)
+    listing()
+    t.mem(ID_BUF, struct.pack("<IIQ", 0, 4, 104))
+    io("dsm", 0, 1, prp1=ID_BUF, cdw11=1 << 2)
+    t.reap(1)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x0E | (127 << 16))
+    t.admin(ADMIN["get_lba_status"], prp1=ID_BUF, nsid=1, cdw10=80,
+            cdw12=3, cdw13=(0x11 << 24))
+    for slba in (200, 203, 300, 300, 300, 300):
+        io("write", slba, 1, prp1=DATA)
+        io("write_zeroes", slba, 1)
+        t.reap(1, 2)
+    t.admin(ADMIN["get_log"], prp1=ID_BUF, nsid=0xFFFFFFFF,
+            cdw10=0x01 | (127 << 16))
+    qom("fault-clear", "all")
+    listing()
+    t.admin(ADMIN["format"], nsid=1)
+    t.step(100 * MS)
+    listing()
+    io("read", 100, 8, prp1=DATA)
+    t.reap(1)
+    return [t]
+
+
 def trace_faults_ro_ns(rng):
     """The read-only fault (with and without NSATTR.WP) under writes, Write
     Zeroes and Identify, cleared with its notice; namespace 1 detached
@@ -875,7 +942,8 @@ def main():
     traces = (trace_io_matrix(rng) + trace_admin(rng) +
               trace_namespaces(rng) + trace_streams(rng) +
               trace_telemetry(rng) + trace_lba_status(rng) +
-              trace_faults(rng) + trace_faults_ro_ns(rng) +
+              trace_faults(rng) + trace_media(rng) +
+              trace_faults_ro_ns(rng) +
               trace_link_down(rng) +
               trace_dbbuf(rng) +
               [chaos(i, rng) for i in range(args.chaos)] +

@@ -404,6 +404,68 @@ START_TEST(test_link_down_specs)
 }
 END_TEST
 
+/*
+ * media: rw=read (the default) marks LBAs, so it takes no trigger or
+ * command keys; rw=write is a trigger on Writes; both need lba=.
+ */
+START_TEST(test_media_specs)
+{
+    static const char *const good[][2] = {
+        { "media,lba=2048+8", "media,rw=read,lba=2048-2055,dnr=off" },
+        { "media,rw=read,ns=2,lba=0-0,dnr=on",
+          "media,rw=read,ns=2,lba=0-0,dnr=on" },
+        { "media,rw=write,lba=10+2,count=3,dnr=on",
+          "media,rw=write,lba=10-11,count=3,dnr=on" },
+        { "media,rw=write,q=2,lba=7-9,after=1,count=0",
+          "media,rw=write,q=2,lba=7-9,after=1,count=0,dnr=off" },
+    };
+    H3100FaultTable t = { 0 };
+    H3100FaultSpec sp;
+    H3100FaultCmd c;
+
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        H3100FaultSpec a = parse_ok(good[i][0]), b;
+        g_autofree char *canon = h3100_fault_spec_str(&a);
+
+        ck_assert_str_eq(canon, good[i][1]);
+        b = parse_ok(canon);
+        ck_assert(!memcmp(&a, &b, sizeof(a)));
+    }
+    parse_bad("media", "needs lba=");
+    parse_bad("media,rw=write", "needs lba=");
+    parse_bad("media,rw=bogus,lba=1+1", "bad value 'bogus' for 'rw'");
+    parse_bad("media,lba=1+1,count=2", "no 'count'");
+    parse_bad("media,rw=read,lba=1+1,prob=5", "no 'prob'");
+    parse_bad("media,lba=1+1,opc=read", "no 'opc'");
+    parse_bad("media,rw=write,lba=1+1,opc=write", "no opc");
+    parse_bad("media,lba=1+1,sc=0x281", "media takes no 'sc'");
+    parse_bad("status,sc=0x281,rw=read", "status takes no 'rw'");
+
+    /* rw=write: fires on the overlapping writes, count= times */
+    sp = parse_ok("media,rw=write,lba=10+2,count=2");
+    ck_assert(h3100_fault_arm(&t, &sp, 0, 1, NULL));
+    c = io_cmd(1, 0x01, 8, 2);
+    ck_assert_int_eq(h3100_fault_next(&t, 0, H3100_FAULT_MEDIA, &c, 0), -1);
+    c = io_cmd(1, 0x01, 8, 4);
+    ck_assert_int_eq(h3100_fault_next(&t, 0, H3100_FAULT_MEDIA, &c, 0), 0);
+    ck_assert_int_eq(h3100_fault_next(&t, 0, H3100_FAULT_MEDIA, &c, 0), 0);
+    ck_assert_int_eq(h3100_fault_next(&t, 0, H3100_FAULT_MEDIA, &c, 0), -1);
+
+    /* rw=write travels in a stream; rw=read is never in the table */
+    {
+        g_autofree char *text = h3100_fault_save(&t);
+        H3100FaultTable u = { 0 };
+        GError *err = NULL;
+
+        ck_assert(h3100_fault_load(&u, text, names, &err));
+        ck_assert(!h3100_fault_load(&u, "1 0 0 0 0 0 media,rw=read,"
+                                    "lba=1-1,dnr=off\nlast 1", names, &err));
+        ck_assert(strstr(err->message, "no fault of the table"));
+        g_error_free(err);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fault");
@@ -420,5 +482,6 @@ int main(void)
     tcase_add_test(tc, test_hostile_streams);
     tcase_add_test(tc, test_read_only_and_ns_specs);
     tcase_add_test(tc, test_link_down_specs);
+    tcase_add_test(tc, test_media_specs);
     return h3100_test_main(s);
 }
