@@ -39,7 +39,8 @@
  *              cleared: config space and BAR0 read all-ones, writes are
  *              dropped, nothing is fetched, no DMA, no interrupt, and the
  *              completions of commands in flight are lost
- *              (h3100_link_update(); the controller as it was on return)
+ *              (h3100_link_update(); on return the controller is reset,
+ *              as a DL_Down resets the function: h3100_link_return())
  *   media      rw=read: the LBAs become uncorrectable when armed, in the
  *              table Write Uncorrectable fills (s->uncor, flagged
  *              injected): drive state, not a fault of the table, until
@@ -404,27 +405,33 @@ static void h3100_link_bar_update(H3100State *s)
     h3100_intx_update(s);
 }
 
-static void h3100_link_bh(void *opaque)
+/*
+ * The link is back.  A link down for long enough for the host to see it
+ * is a DL_Down, which resets the function: the controller comes back
+ * disabled (CC 0, CSTS 0, no queues), as after CC.EN 1 -> 0.  Were it to
+ * go on as it was, it would fetch from and post into queues the host has
+ * long freed (Linux 6.12 then crashes polling a CQ in nvme_remove).
+ * Config space, the BARs and MSI-X are kept, so the host's reset finds
+ * the drive where it left it.  The reset drains the block layer, so it
+ * runs in the main loop with no lock held, the link still down: what
+ * completes meanwhile is lost, as the link was.
+ */
+static void h3100_link_return(H3100State *s)
 {
-    h3100_link_bar_update(opaque);
+    h3100_ctrl_reset(s);
+    stl_le_p(&s->bar.cc, 0);
+    qatomic_set(&s->link_down, false);
+    trace_h3100_fault_link(false, 0);
 }
 
-/*
- * The link is back without a reset (a retrain): the controller is as it
- * was, its queues and registers too.  What the host rang while it was
- * down is lost, but what the SQs held before is fetched, and what waited
- * for room in a CQ is posted, as the drive would have gone on.
- */
-static void h3100_link_resume(H3100State *s)
+static void h3100_link_bh(void *opaque)
 {
-    for (unsigned i = 0; i <= s->max_ioqpairs; i++) {
-        if (s->sq[i]) {
-            qemu_bh_schedule(s->sq[i]->bh);
-        }
-        if (s->cq[i]) {
-            h3100_irq_notify(s, s->cq[i], h3100_cq_post(s, s->cq[i]));
-        }
+    H3100State *s = opaque;
+
+    if (h3100_off_bus(s) && !h3100_link_back_ns(s, h3100_now(s))) {
+        h3100_link_return(s);
     }
+    h3100_link_bar_update(s);
 }
 
 /* The link as the table says now: down, up, and when it comes back */
@@ -446,15 +453,17 @@ static void h3100_link_update(H3100State *s)
     if (down == h3100_off_bus(s)) {
         return;
     }
-    qatomic_set(&s->link_down, down);
-    trace_h3100_fault_link(down, back);
     if (!down) {
-        h3100_link_resume(s);
+        /* callers hold the device's lock: the return resets the drive */
+        qemu_bh_schedule(s->link_bh);
+        return;
     }
+    qatomic_set(&s->link_down, true);
+    trace_h3100_fault_link(true, back);
     if (bql_locked()) {
         h3100_link_bar_update(s);
     } else {
-        qemu_bh_schedule(s->link_bh); /* a return timer in an IOThread */
+        qemu_bh_schedule(s->link_bh); /* an IOThread's context */
     }
 }
 

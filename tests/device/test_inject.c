@@ -822,6 +822,22 @@ static bool link_up(Dev *d)
     return nh_rd32(d->h, NVME_REG_CSTS) != 0xffffffff;
 }
 
+/*
+ * The link is back: the return resets the drive in a main-loop bottom
+ * half (a DL_Down resets the function); wait for it, then the host's own
+ * reset brings the controller up again.
+ */
+static void link_back(Dev *d)
+{
+    for (int64_t t = qt_wall_ms() + 5000; !link_up(d);) {
+        ck_assert_msg(qt_wall_ms() < t, "the link never came back");
+        g_usleep(1000);
+    }
+    ck_assert_uint_eq(nh_rd32(d->h, NVME_REG_CC), 0);
+    ck_assert_uint_eq(nh_rd32(d->h, NVME_REG_CSTS), 0);
+    dev_reprobe(d);
+}
+
 /* Every read the host can make of the drive, while its link is down */
 static void ck_all_ones(Dev *d)
 {
@@ -872,8 +888,7 @@ START_TEST(test_link_down_reads)
                       id);
     ck_assert_uint_eq(qt_pci_cfg_readw(d->qt, h->devfn, 0x04), cmd);
     ck_assert_uint_eq(qt_readl(d->qt, h->msix_table + 16), msix0);
-    ck_assert_uint_eq(nh_rd32(h, NVME_REG_CSTS) & NVME_CSTS_RDY,
-                      NVME_CSTS_RDY);
+    link_back(d);
     ck_status(read_at(d, 0, 1, &cqe), 0, "read after fault-clear");
     dev_close(d);
 }
@@ -881,14 +896,14 @@ END_TEST
 
 /*
  * link-down,for=2s: a read in flight loses its completion (and lets go
- * of its slot: its queue's deletion and a reset do not wait for it); a
- * doorbell rung while down is lost; 2 s on the link is back with the
- * controller as it was, and new commands complete.
+ * of its slot: the reset at the return does not wait for it); a doorbell
+ * rung while down is lost; 2 s on the link is back with the controller
+ * reset, and after the host's reset new commands complete.
  */
 START_TEST(test_link_down_for)
 {
     Dev *d = dev_open_full(NULL, H0, "");
-    uint16_t lost, unrung, cid;
+    uint16_t lost, unrung;
     int64_t t0;
     NvmeCqe cqe;
 
@@ -901,22 +916,10 @@ START_TEST(test_link_down_for)
     ck_assert_int_lt(qt_clock_now(d->qt) - t0, 2 * SEC);
     ck_all_ones(d);
     qt_clock_set(d->qt, t0 + 2 * SEC + 1000);
-    ck_assert(link_up(d));
-    ck_assert_uint_eq(nh_rd32(d->h, NVME_REG_CSTS) & NVME_CSTS_RDY,
-                      NVME_CSTS_RDY);
-    /* the doorbell was lost: nothing fetched it until the next one */
+    link_back(d);
     ck_assert(!nh_wait_cid(d->h, d->q, unrung, &cqe, SEC / 10));
-    cid = read_nowait(d, 7);
-    ck_assert(nh_wait_cid(d->h, d->q, cid, &cqe, SEC));
-    ck_status(nh_status(&cqe), 0, "a read after the link came back");
-    ck_assert(nh_wait_cid(d->h, d->q, unrung, &cqe, SEC));
     ck_assert(!nh_wait_cid(d->h, d->q, lost, &cqe, SEC / 10));
-    /* nothing left behind: the queue goes, a reset goes through */
-    ck_status(nh_delete_sq(d->h, 1), NVME_SC_SUCCESS, "delete SQ 1");
-    ck_status(nh_delete_cq(d->h, 1), NVME_SC_SUCCESS, "delete CQ 1");
-    nh_disable(d->h);
-    dev_reprobe(d);
-    ck_status(read_at(d, 0, 1, &cqe), 0, "read after a reset");
+    ck_status(read_at(d, 0, 1, &cqe), 0, "read after the host's reset");
     dev_close(d);
 }
 END_TEST
@@ -962,10 +965,7 @@ START_TEST(test_link_down_iothread)
     arm(d, "link-down,for=1s");
     ck_all_ones(d);
     qt_clock_set(d->qt, t0 + SEC + 1000);
-    for (int64_t t = qt_wall_ms() + 5000; !link_up(d);) {
-        ck_assert_msg(qt_wall_ms() < t, "the link never came back");
-        g_usleep(1000);
-    }
+    link_back(d);
     ck_status(read_at(d, 0, 1, &cqe), 0, "read after the return");
     dev_close(d);
 }
@@ -988,7 +988,7 @@ START_TEST(test_link_down_migrates)
     qt_clock_set(d->qt, t0 + 3 * SEC - 1000000);
     ck_assert(!link_up(d));
     qt_clock_set(d->qt, t0 + 3 * SEC + 1000);
-    ck_assert(link_up(d));
+    link_back(d);
     ck_status(read_at(d, 0, 1, &cqe), 0, "read on the destination");
     dev_close(d);
 }
@@ -1016,7 +1016,7 @@ START_TEST(test_link_down_savevm)
     qt_clock_set(d->qt, t0 + 3 * SEC - 1000000);
     ck_assert(!link_up(d));
     qt_clock_set(d->qt, t0 + 3 * SEC + 1000);
-    ck_assert(link_up(d));
+    link_back(d);
     ck_status(read_at(d, 0, 1, &cqe), 0, "read after the return");
     dev_close(d);
 }
