@@ -744,6 +744,29 @@ static void h3100_fault_media_set(H3100State *s, const H3100FaultSpec *spec,
     }
 }
 
+/*
+ * Kinds that do something the moment they are armed: on a running drive,
+ * the fault fires then (h3100_fault_fire_now()).
+ */
+static bool h3100_fault_acts_when_armed(H3100FaultKind kind)
+{
+    return kind == H3100_FAULT_AER || kind == H3100_FAULT_WARNING ||
+           kind == H3100_FAULT_READ_ONLY || kind == H3100_FAULT_LINK_DOWN;
+}
+
+/*
+ * Faults that act on the drive when armed and make no sense before it is
+ * built: refused on the -device line.  warning and read-only are state
+ * the drive reads, so they may wait for it.
+ */
+static bool h3100_fault_needs_drive(const H3100FaultSpec *spec)
+{
+    return spec->kind == H3100_FAULT_AER ||
+           spec->kind == H3100_FAULT_LINK_DOWN ||
+           h3100_fault_moves_ns(spec->kind) ||
+           (spec->kind == H3100_FAULT_MEDIA && !spec->write);
+}
+
 static void h3100_fault_set(Object *obj, const char *value, Error **errp)
 {
     H3100State *s = DAPUSTOR_H3100(obj);
@@ -760,10 +783,7 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     if (!h3100_fault_fits(s, &spec, errp)) {
         return;
     }
-    if ((spec.kind == H3100_FAULT_AER ||
-         spec.kind == H3100_FAULT_LINK_DOWN ||
-         h3100_fault_moves_ns(spec.kind) ||
-         (spec.kind == H3100_FAULT_MEDIA && !spec.write)) && !s->model) {
+    if (h3100_fault_needs_drive(&spec) && !s->model) {
         error_setg(errp, "fault: %s acts when armed: arm it with "
                    "qom-set on a running drive",
                    spec.kind == H3100_FAULT_MEDIA ? "media,rw=read" :
@@ -785,10 +805,7 @@ static void h3100_fault_set(Object *obj, const char *value, Error **errp)
     id = h3100_fault_arm(&s->faults, &spec, s->model ? h3100_now(s) : 0,
                          s->seed, &err);
     h3100_faults_changed(s);
-    if (id && s->model && (spec.kind == H3100_FAULT_AER ||
-                           spec.kind == H3100_FAULT_WARNING ||
-                           spec.kind == H3100_FAULT_READ_ONLY ||
-                           spec.kind == H3100_FAULT_LINK_DOWN)) {
+    if (id && s->model && h3100_fault_acts_when_armed(spec.kind)) {
         h3100_fault_fire_now(s, spec.kind);
     }
     if (id && h3100_fault_moves_ns(spec.kind)) {
