@@ -110,26 +110,20 @@ echo "  kernel $(uname -r), io_timeout $(cat /sys/module/nvme_core/parameters/io
 # klog_wait RE SECS: the kernel log has a line matching RE (extended
 # regular expression) since the last klog_mark, within SECS seconds
 klog_mark() { dmesg -c >>/tmp/klog; }
-klog_wait() {
-    i=0
-    while [ $i -lt $(($2 * 5)) ]; do
-        dmesg | grep -qE "$1" && return 0
-        sleep 0.2; i=$((i + 1))
+# within SECS CMD...: CMD succeeds within SECS seconds (tried every 0.2 s)
+within() {
+    _w=$(($1 * 5)); shift
+    while ! "$@"; do
+        _w=$((_w - 1)); [ $_w -gt 0 ] || return 1; sleep 0.2
     done
-    return 1
 }
 klog_has() { dmesg | grep -qE "$1"; }
+klog_wait() { within "$2" klog_has "$1"; }
 klog_show() { dmesg | grep nvme | sed 's/^/  | /'; }
 state() { cat /sys/class/nvme/nvme0/state 2>/dev/null; }
+is_live() { [ "$(state)" = live ] && [ -b /dev/nvme0n1 ]; }
 # live SECS: the controller is live again within SECS seconds
-live() {
-    i=0
-    while [ $i -lt $(($1 * 5)) ]; do
-        [ "$(state)" = live ] && [ -b /dev/nvme0n1 ] && return 0
-        sleep 0.2; i=$((i + 1))
-    done
-    return 1
-}
+live() { within "$1" is_live; }
 FIO="fio --name=f --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=4 --size=16M --time_based --runtime=3"
 # fio_under LINE: fio reading while the host arms the fault at LINE
 fio_under() {
@@ -249,18 +243,10 @@ klog_mark
 
 # --- media errors at chosen LBAs ---
 # read LBA4K until it fails (the host arms the fault meanwhile), 10 s at most
-fails_read() {
-    i=0
-    while dd if=/dev/nvme0n1 of=/dev/null bs=4k skip="$1" count=1 iflag=direct 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 50 ] || return 1; sleep 0.2
-    done
-}
-fails_write() {
-    i=0
-    while dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek="$1" count=1 oflag=direct 2>/dev/null; do
-        i=$((i + 1)); [ $i -lt 50 ] || return 1; sleep 0.2
-    done
-}
+no_read() { ! dd if=/dev/nvme0n1 of=/dev/null bs=4k skip="$1" count=1 iflag=direct 2>/dev/null; }
+no_write() { ! dd if=/dev/zero of=/dev/nvme0n1 bs=4k seek="$1" count=1 oflag=direct 2>/dev/null; }
+fails_read() { within 10 no_read "$1"; }
+fails_write() { within 10 no_write "$1"; }
 MED='I/O Error \(sct 0x2 / sc 0x81\)'
 m0=$(smart media_errors)
 echo @media-dnr
@@ -304,12 +290,8 @@ w=$(smart critical_warning)
 klog_mark
 ro() { cat /sys/block/nvme0n1/ro 2>/dev/null; }
 # until_ro V SECS: the disk's ro flag is V within SECS seconds
-until_ro() {
-    i=0
-    while [ "$(ro)" != "$1" ]; do
-        i=$((i + 1)); [ $i -lt $(($2 * 5)) ] || return 1; sleep 0.2
-    done
-}
+ro_is() { [ "$(ro)" = "$1" ]; }
+until_ro() { within "$2" ro_is "$1"; }
 echo @ro-nsattr
 until_ro 1 15; chk $? "read-only,nsattr=on: Linux marks the disk read-only (ro $(ro))"
 klog_has 'rescanning namespaces'; chk $? "read-only,nsattr=on: after the namespace notice"
@@ -321,14 +303,8 @@ klog_show; klog_mark
 
 # --- a namespace detached and attached by another host ---
 # until_blk 0|1 SECS: /dev/nvme0n1 is gone (0) or there (1) within SECS s
-until_blk() {
-    i=0
-    while :; do
-        if [ -b /dev/nvme0n1 ]; then [ "$1" = 1 ] && return 0
-        else [ "$1" = 0 ] && return 0; fi
-        i=$((i + 1)); [ $i -lt $(($2 * 5)) ] || return 1; sleep 0.2
-    done
-}
+blk_is() { if [ -b /dev/nvme0n1 ]; then [ "$1" = 1 ]; else [ "$1" = 0 ]; fi; }
+until_blk() { within "$2" blk_is "$1"; }
 dd if=/dev/urandom of=/dev/nvme0n1 bs=4k seek=4000 count=4 oflag=direct 2>/dev/null
 sum=$(rd_sum 4000 4)
 echo @ns-detach
