@@ -13,8 +13,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
-#include "block/aio-wait.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 
 typedef struct H3100CtxCall {

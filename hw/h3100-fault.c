@@ -62,6 +62,7 @@
 #include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-cmd.h"
 #include "h3100-mgmt.h"
@@ -905,12 +906,12 @@ static int h3100_faults_pre_save(void *opaque)
     return 0;
 }
 
-static int h3100_faults_post_save(void *opaque)
+static H3100_POST_SAVE_RET h3100_faults_post_save(void *opaque)
 {
     H3100State *s = opaque;
 
     g_clear_pointer(&s->faults_mig, g_free);
-    return 0;
+    return H3100_POST_SAVE_OK;
 }
 
 /* The stream's length, before QEMU allocates it */

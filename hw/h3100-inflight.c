@@ -16,9 +16,9 @@
  */
 
 #include "qemu/osdep.h"
-#include "block/aio-wait.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 
 /* how far one renewal of the hold may go */

@@ -39,13 +39,12 @@
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qapi/error.h"
-#include "migration/misc.h"
 #include "migration/qemu-file-types.h"
-#include "migration/register.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
 #include "h3100/migrate.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
@@ -248,11 +247,30 @@ static int h3100_mig_save_setup(QEMUFile *f, void *opaque, Error **errp)
  * measured on the rounds): an idle VM on a loaded host never converged.
  * Like a device's vmstate, the core goes in the downtime, uncounted.
  */
+static uint64_t h3100_mig_due_bytes(H3100State *s)
+{
+    return h3100_mig_due(s) * H3100_MIG_PAGE_BYTES;
+}
+
+#if H3100_QUERY_PENDING
+/*
+ * precopy_bytes, not stopcopy_bytes, for the reason above: QEMU counts
+ * stopcopy_bytes against the downtime limit.  The final query holds the
+ * BQL; h3100_mig_due() takes only model_lock, which nothing holds while
+ * waiting for the BQL.
+ */
+static void h3100_mig_query_pending(void *opaque, MigPendingData *pending,
+                                    bool exact, bool final)
+{
+    pending->precopy_bytes += h3100_mig_due_bytes(opaque);
+}
+#else
 static void h3100_mig_pending_bytes(void *opaque, uint64_t *must_precopy,
                                     uint64_t *can_postcopy)
 {
-    *must_precopy += h3100_mig_due(opaque) * H3100_MIG_PAGE_BYTES;
+    *must_precopy += h3100_mig_due_bytes(opaque);
 }
+#endif
 
 static int h3100_mig_save_iterate(QEMUFile *f, void *opaque)
 {
@@ -495,10 +513,14 @@ static const SaveVMHandlers h3100_mig_handlers = {
     .save_prepare = h3100_mig_save_prepare,
     .save_setup = h3100_mig_save_setup,
     .save_live_iterate = h3100_mig_save_iterate,
-    .save_live_complete_precopy = h3100_mig_save_complete,
+    .H3100_SAVE_COMPLETE = h3100_mig_save_complete,
     .save_cleanup = h3100_mig_save_cleanup,
+#if H3100_QUERY_PENDING
+    .save_query_pending = h3100_mig_query_pending,
+#else
     .state_pending_estimate = h3100_mig_pending_bytes,
     .state_pending_exact = h3100_mig_pending_bytes,
+#endif
     .load_setup = h3100_mig_load_setup,
     .load_state = h3100_mig_load_state,
     .load_cleanup = h3100_mig_load_cleanup,
@@ -539,7 +561,7 @@ static int h3100_mig_notify(NotifierWithReturn *n, MigrationEvent *e,
 {
     H3100State *s = container_of(n, H3100State, mig_notifier);
 
-    if (e->type == MIG_EVENT_PRECOPY_FAILED) {
+    if (e->type == H3100_MIG_EVENT_FAILED) {
         h3100_pstate_resume(s);      /* the drive stays here after all */
     }
     return 0;

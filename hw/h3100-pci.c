@@ -28,26 +28,16 @@
 #include "hw/pci/pcie.h"
 #include "hw/pci/pcie_aer.h"
 #include "hw/pci/msix.h"
-#include "hw/qdev-properties.h"
-#include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
-#include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "system/system.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"
 #include "h3100-life.h"
 #include "trace.h"
-
-/* QEMU 10.1 changed class_init's data argument to const void *. */
-#if QEMU_VERSION_MAJOR > 10 || \
-    (QEMU_VERSION_MAJOR == 10 && QEMU_VERSION_MINOR >= 1)
-#define H3100_CLASS_DATA const void *
-#else
-#define H3100_CLASS_DATA void *
-#endif
 
 QEMU_BUILD_BUG_ON(sizeof(NvmeBar) != H3100_REGS_SIZE);
 QEMU_BUILD_BUG_ON((H3100_MAX_QPAIRS_LIMIT + 1) * 8 > H3100_DB_SIZE);
@@ -280,8 +270,7 @@ static bool h3100_pci_init(H3100State *s, Error **errp)
         error_setg(errp, "could not add the PCIe capability");
         return false;
     }
-    pcie_cap_fill_link_ep_usp(pci, QEMU_PCI_EXP_LNK_X4,
-                              QEMU_PCI_EXP_LNK_8GT);
+    h3100_pcie_fill_link(pci, QEMU_PCI_EXP_LNK_X4, QEMU_PCI_EXP_LNK_8GT);
     s->lnkcap_lo = pci_get_word(conf + H3100_PCIE_CAP_OFFSET +
                                 PCI_EXP_LNKCAP);
 

@@ -17,9 +17,9 @@
 
 #include "qemu/osdep.h"
 #include "hw/pci/msix.h"
-#include "system/cpu-timers.h"
 #include "system/qtest.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"
 #include "h3100-mgmt.h"

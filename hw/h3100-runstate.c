@@ -21,6 +21,7 @@
 #include "qemu/osdep.h"
 #include "system/runstate.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"
 #include "h3100-life.h"
@@ -116,9 +117,8 @@ void h3100_runstate_init(H3100State *s)
     s->quiesced = !runstate_is_running();
     QTAILQ_INIT(&s->deferred);
     QTAILQ_INIT(&s->unmap_list);
-    s->runstate_change = qdev_add_vm_change_state_handler(DEVICE(s),
-                                                          h3100_runstate_cb,
-                                                          s);
+    s->runstate_change = h3100_add_vm_change_handler(DEVICE(s),
+                                                     h3100_runstate_cb, s);
 }
 
 void h3100_runstate_exit(H3100State *s)

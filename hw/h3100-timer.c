@@ -32,8 +32,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/timer.h"
-#include "block/aio.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 
 struct H3100Timer {

@@ -32,9 +32,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/coroutine.h"
-#include "block/aio.h"
-#include "block/aio-wait.h"
 #include "h3100.h"
+#include "h3100-compat.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"
 #include "trace.h"

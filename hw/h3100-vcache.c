@@ -22,6 +22,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "h3100.h"
 #include "h3100-core.h"
 #include "h3100-nvm.h"

@@ -13,9 +13,11 @@
 #   BUILD_DIR/qemu-build/h3100-{configure,build}.log
 #
 # Environment:
-#   QEMU_SRC=/path        pristine QEMU 10.0+ tree (default: apt source cached in
+#   QEMU_SRC=/path        pristine QEMU 10.0+ tree (default: Debian's source of
+#                         H3100_QEMU_SERIES cached in
 #                         ${H3100_CACHE:-~/.cache/dapustor-h3100}/src, fetched
 #                         with install-deps.sh --qemu when missing)
+#   H3100_QEMU_SERIES     10.0 (default) or 11.1 (docs/guide/qemu-series.md)
 #   H3100_QEMU_TARGETS    ninja targets (default: qemu-system-x86_64 qemu-img)
 #   H3100_JOBS            ninja -j (default: ninja's choice)
 #   H3100_QEMU_EXTRA_CONFIGURE  extra configure arguments (word-split)
@@ -33,7 +35,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
 
 if [ $# -ne 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
-    sed -n '2,27p' "$0"
+    h3100_usage "$0"
     exit 2
 fi
 mkdir -p "$1"
@@ -43,6 +45,7 @@ QBUILD=$BUILD_DIR/qemu-build
 start=$(date +%s)
 
 # --- 1. pristine source ------------------------------------------------------
+h3100_check_series
 if [ -n "${QEMU_SRC:-}" ]; then
     PRISTINE=$(cd "$QEMU_SRC" && pwd)
 else

@@ -3,9 +3,11 @@
 #
 #   scripts/install-deps.sh          model library + unit tests
 #   scripts/install-deps.sh --qemu   also QEMU build deps, and fetch the QEMU
-#                                    source (apt-get source qemu/trixie) into
+#                                    source of H3100_QEMU_SERIES (10.0:
+#                                    apt-get source qemu/trixie; 11.1: the
+#                                    pinned upload lib.sh names) into
 #                                    ${H3100_CACHE:-~/.cache/dapustor-h3100}/src
-#                                    unless QEMU_SRC=/path/to/qemu-10.x is set.
+#                                    unless QEMU_SRC=/path/to/qemu is set.
 #   scripts/install-deps.sh --plugin also Debian's QEMU >= 10.0 (bookworm-
 #                                    backports on 12) for the plugin
 #                                    (scripts/build-plugin.sh); implies --qemu
@@ -22,10 +24,11 @@ for a in "$@"; do
     case $a in
     --qemu) want_qemu=1 ;;
     --plugin) want_qemu=1; want_plugin=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $a (try --help)" ;;
     esac
 done
+h3100_check_series
 
 export DEBIAN_FRONTEND=noninteractive
 [ -r /etc/os-release ] && . /etc/os-release
@@ -66,7 +69,7 @@ Signed-By: $keyring"
     ;;
 esac
 if [ "$want_qemu" -eq 1 ] && [ -z "${QEMU_SRC:-}" ]; then
-    # QEMU >= 10.0 source only exists in trixie (backports' source 404s).
+    # QEMU 10.0's source is trixie's (bookworm-backports' source 404s).
     write_source h3100-trixie-src.sources "Types: deb-src
 URIs: $mirror
 Suites: trixie
@@ -142,25 +145,76 @@ fi
 
 [ "$want_qemu" -eq 1 ] || { h3100_log "done"; exit 0; }
 
+# --- Python's qemu.qmp, which QEMU 11's configure insists on ---------------
+# Debian has it only in trixie-backports (Architecture: all): installed
+# from there on 13, and on 12 downloaded with a private apt configuration
+# and installed from the file.
+install_qemu_qmp() {
+    dpkg-query -W -f='${Status}' python3-qemu-qmp 2>/dev/null |
+        grep -q 'install ok installed' && return 0
+    if [ "$codename" = bookworm ]; then
+        # shellcheck source=scripts/lib/private-apt.sh
+        . "$H3100_PROJECT/scripts/lib/private-apt.sh"
+        papt_init trixie-backports
+        local dir=$H3100_CACHE/apt/trixie-backports/debs
+        papt_download "$dir" python3-qemu-qmp
+        h3100_log "installing python3-qemu-qmp from trixie-backports"
+        h3100_as_root apt-get install -y -qq --no-install-recommends \
+            "$dir"/python3-qemu-qmp_*_all.deb >/dev/null
+    else
+        write_source h3100-trixie-backports.sources "Types: deb
+URIs: $mirror
+Suites: trixie-backports
+Components: main
+Signed-By: $keyring"
+        apt_update
+        h3100_as_root apt-get install -y -qq --no-install-recommends \
+            -t trixie-backports python3-qemu-qmp >/dev/null
+    fi
+}
+
+# fetch_pool_source DSC SHA256: one upload from the mirror's pool, its .dsc
+# checked against SHA256 and its files against the .dsc (dpkg-source)
+fetch_pool_source() {
+    local dsc=$1 sum=$2 pool=$mirror/pool/main/q/qemu f
+    (
+        cd "$H3100_CACHE/src"
+        wget -q -O "$dsc" "$pool/$dsc" || h3100_die "cannot fetch $pool/$dsc"
+        echo "$sum  $dsc" | sha256sum -c --quiet - ||
+            h3100_die "$dsc is not the upload lib.sh pins (sha256 differs)"
+        while read -r f; do
+            wget -q -O "$f" "$pool/$f" || h3100_die "cannot fetch $pool/$f"
+        done < <(awk '/^Checksums-Sha256:/ { on = 1; next }
+                      /^[^ ]/ { on = 0 } on { print $3 }' "$dsc")
+        dpkg-source -x "$dsc"
+    ) >"$H3100_CACHE/src/fetch.log" 2>&1
+}
+
 # --- QEMU source -----------------------------------------------------------
 if [ -n "${QEMU_SRC:-}" ]; then
     h3100_check_qemu_src "$QEMU_SRC"
     h3100_log "using QEMU_SRC=$QEMU_SRC ($(cat "$QEMU_SRC/VERSION"))"
     exit 0
 fi
+h3100_version_ge "$H3100_QEMU_SERIES" 11.0 && install_qemu_qmp
 src=$(h3100_cached_qemu_src)
-if [ -n "$src" ] && h3100_version_ge "$(cat "$src/VERSION")" "$H3100_QEMU_MIN"; then
+if [ -n "$src" ]; then
     h3100_log "QEMU source cached: $src ($(cat "$src/VERSION"))"
     exit 0
 fi
-apt_update
 mkdir -p "$H3100_CACHE/src"
-h3100_log "fetching QEMU source (apt-get source qemu/trixie) into $H3100_CACHE/src"
-(cd "$H3100_CACHE/src" && apt-get source -qq qemu/trixie >"$H3100_CACHE/src/fetch.log" 2>&1) || {
+read -r how what sum <<<"${H3100_QEMU_SOURCES[$H3100_QEMU_SERIES]}"
+h3100_log "fetching QEMU $H3100_QEMU_SERIES's source ($how $what) into $H3100_CACHE/src"
+if [ "$how" = suite ]; then
+    apt_update
+    (cd "$H3100_CACHE/src" && apt-get source -qq "qemu/$what" >"$H3100_CACHE/src/fetch.log" 2>&1)
+else
+    fetch_pool_source "$what" "$sum"
+fi || {
     tail -n 20 "$H3100_CACHE/src/fetch.log" >&2
-    h3100_die "apt-get source qemu/trixie failed (log: $H3100_CACHE/src/fetch.log)"
+    h3100_die "fetching QEMU $H3100_QEMU_SERIES's source failed (log: $H3100_CACHE/src/fetch.log)"
 }
 src=$(h3100_cached_qemu_src)
-[ -n "$src" ] || h3100_die "QEMU source not found under $H3100_CACHE/src after fetch"
+[ -n "$src" ] || h3100_die "no QEMU $H3100_QEMU_SERIES source under $H3100_CACHE/src after the fetch"
 h3100_check_qemu_src "$src"
 h3100_log "QEMU source ready: $src ($(cat "$src/VERSION"))"

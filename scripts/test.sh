@@ -12,10 +12,16 @@
 #   scripts/test.sh --quick          the edit-build-test loop: the model's
 #                                    unit tests, the CLI, docs and device
 #                                    suites; no guest boots, no plugin
+#   scripts/test.sh --qemu-series 11.1
+#                                    the same on the device built on QEMU
+#                                    11.1 (in ./build-11.1), without the
+#                                    plugin: it follows the installed QEMU
+#                                    (docs/guide/qemu-series.md)
 #   scripts/test.sh -- ARGS          extra arguments for `meson test`
 #
-# Environment: BUILD_DIR (default ./build), QEMU_SRC (a QEMU 10.0+ tree
-# to use instead of Debian's source package), H3100_CACHE.
+# Environment: BUILD_DIR (default ./build, ./build-SERIES for another
+# series), QEMU_SRC (a QEMU 10.0+ tree to use instead of Debian's source
+# package), H3100_CACHE.
 set -euo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/lib.sh"
@@ -28,6 +34,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --no-device) device=disabled; plugin=disabled ;;
     --full) suites=() ;;
+    --qemu-series) h3100_need "$@"; shift; H3100_QEMU_SERIES=$1 ;;
     --quick) plugin=disabled
              suites=(--suite unit --suite cli --suite docs --suite device) ;;
     --) shift; extra=("$@"); break ;;
@@ -37,15 +44,24 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+h3100_check_series
+export H3100_QEMU_SERIES
+default_build=build
+if [ "$H3100_QEMU_SERIES" != 10.0 ]; then
+    default_build=build-$H3100_QEMU_SERIES
+    plugin=disabled
+fi
+
 cd "$H3100_PROJECT"
-build=${BUILD_DIR:-build}
+build=${BUILD_DIR:-$default_build}
 if [ "$device" = enabled ]; then
     scripts/install-deps.sh --plugin
 else
     scripts/install-deps.sh
 fi
 
-h3100_meson_setup "$build" -Ddevice="$device" -Dplugin="$plugin"
+h3100_meson_setup "$build" -Ddevice="$device" -Dplugin="$plugin" \
+    -Dqemu_series="$H3100_QEMU_SERIES"
 h3100_log "building (QEMU's first build takes a while; later ones are incremental)"
 meson compile -C "$build"
 

@@ -8,6 +8,17 @@ H3100_PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 H3100_CACHE=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}
 H3100_QEMU_MIN=10.0
 
+# --- the QEMU series the device builds on (docs/guide/qemu-series.md) ------
+# SERIES -> Debian's source of it: "suite SUITE" (apt-get source
+# qemu/SUITE), or "pool DSC SHA256": one upload fetched from the mirror's
+# pool, its .dsc checked against SHA256 (the mirror here serves 11.1.1,
+# not the 11.1.3 trixie-backports and sid list).  10.0 is the default.
+declare -gA H3100_QEMU_SOURCES=(
+    [10.0]="suite trixie"
+    [11.1]="pool qemu_11.1.1+ds-1.dsc dfd4fbdd38517e2467002091bbcd938bbff8b2c851cc3f56b019236c7d1f21da"
+)
+H3100_QEMU_SERIES=${H3100_QEMU_SERIES:-10.0}
+
 # --- package lists (the only place they are kept) -------------------------
 # Model library + unit tests.  meson must be >= 1.5 (bookworm-backports on 12).
 H3100_PKGS_BASE=(build-essential gcc pkg-config meson ninja-build
@@ -28,7 +39,10 @@ H3100_PKGS_LIBVIRT=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients)
 # whose headers the device's QEMU headers include (liburing, libaio, zstd).
 H3100_PKGS_PLUGIN=(qemu-system-x86 qemu-utils liburing-dev libaio-dev libzstd-dev)
 # Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
+# QEMU 11's configure also wants pip, setuptools, wheel and qemu.qmp
+# (python3-qemu-qmp: trixie-backports only, install-deps.sh fetches it).
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
+                 python3-pip python3-setuptools python3-wheel wget
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev
                  libslirp-dev seabios ipxe-qemu qemu-system-data rsync)
 
@@ -149,13 +163,22 @@ h3100_version_ge() {
     [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | sed -n 1p)" = "$2" ]
 }
 
-# Print the directory of the newest cached apt QEMU source tree, or nothing.
+# h3100_check_series: H3100_QEMU_SERIES is one the device builds on, else
+# one error line and exit 1
+h3100_check_series() {
+    [ -n "${H3100_QEMU_SOURCES[$H3100_QEMU_SERIES]:-}" ] ||
+        h3100_die "QEMU series $H3100_QEMU_SERIES: one of $(printf '%s\n' "${!H3100_QEMU_SOURCES[@]}" | sort -V | paste -sd' ')"
+}
+
+# Print the directory of the newest cached apt QEMU source tree of
+# H3100_QEMU_SERIES, or nothing.
 h3100_cached_qemu_src() {
     local d best='' bestv=''
     for d in "$H3100_CACHE"/src/qemu-*/; do
         [ -f "$d/VERSION" ] || continue
         local v
         v=$(cat "$d/VERSION")
+        case $v in "$H3100_QEMU_SERIES".*) ;; *) continue ;; esac
         if [ -z "$bestv" ] || h3100_version_ge "$v" "$bestv"; then
             best=${d%/}
             bestv=$v
