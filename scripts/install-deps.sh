@@ -150,8 +150,9 @@ fi
 # from there on 13, and on 12 downloaded with a private apt configuration
 # and installed from the file.
 install_qemu_qmp() {
-    dpkg-query -W -f='${Status}' python3-qemu-qmp 2>/dev/null |
-        grep -q 'install ok installed' && return 0
+    local status
+    status=$(dpkg-query -W -f='${Status}' python3-qemu-qmp 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] && return 0
     if [ "$codename" = bookworm ]; then
         # shellcheck source=scripts/lib/private-apt.sh
         . "$H3100_PROJECT/scripts/lib/private-apt.sh"

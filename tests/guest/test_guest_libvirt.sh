@@ -152,12 +152,22 @@ check $? "virsh start"
 wait_guest @save 300
 check $? "the guest began its writes"
 vsh save h3100 "$lv/vm/h3100.save" >"$tmp/save.out" 2>&1
-check $? "virsh save while fio writes"
-[ "$(vsh domstate h3100 2>/dev/null)" = "shut off" ]
-check $? "the domain is off after the save"
-sleep 1
-vsh restore "$lv/vm/h3100.save" >"$tmp/restore.out" 2>&1
-check $? "virsh restore"
+save_rc=$?
+# libvirt before 10 (Debian 12's 9.0) sends migrate's `detach`, which
+# QEMU 11.0 removed: that pair cannot save a domain at all, whatever
+# its devices; any other failure is ours
+if [ $save_rc != 0 ] && grep -q "Parameter 'detach' is unexpected" "$tmp/save.out"; then
+    for what in "virsh save while fio writes" "the domain is off after the save" "virsh restore"; do
+        ok "$what # SKIP libvirt $(libvirtd --version | awk '{ print $NF }') cannot save a QEMU 11 domain (migrate's detach)"
+    done
+else
+    check $save_rc "virsh save while fio writes"
+    [ "$(vsh domstate h3100 2>/dev/null)" = "shut off" ]
+    check $? "the domain is off after the save"
+    sleep 1
+    vsh restore "$lv/vm/h3100.save" >"$tmp/restore.out" 2>&1
+    check $? "virsh restore"
+fi
 wait_guest @power-button 400
 check $? "the guest ran its checks and waits for the power button"
 vsh shutdown h3100 >"$tmp/shutdown.out" 2>&1
