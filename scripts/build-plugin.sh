@@ -270,7 +270,7 @@ package: $pkg $ver
 binary: $qemu_bin
 build-ids: $build_ids
 source: $(cat "$work/source.txt")
-proven: module stamp $stamp (the binary's version, package string and configure); the configuration macros the device's headers test, checked against the binary (plugin_build.py); every symbol the device imports, defined by the binary or its libraries; at each start, before the device is used, the instance sizes of QOM types object, device, pci-device and memory-region in the running binary against the plugin's sizeof() (plugin/h3100-abi.c)
+proven: module stamp $stamp (the binary's version, package string and configure); the configuration macros the device's headers test, checked against the binary (plugin_build.py); every symbol the device imports, defined by the binary or its libraries; at each start (and here, by -device help), before the device is used, the instance and class sizes of QOM types object, device, pci-device and memory-region in the running binary against the plugin's sizeof(), and the binary's VMState tables vmstate_fifo8 byte for byte against the same tables built with the plugin's headers (plugin/h3100-abi.c)
 not proven: the layout of other structs and the inline functions of the headers, nor (when the source stood in) the Debian patches of the binary's own revision: no debug symbols of the binary on the mirror, so no pahole
 project: $(git -C "$H3100_PROJECT" describe --always --dirty 2>/dev/null || echo unknown)
 EOF

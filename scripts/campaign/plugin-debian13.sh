@@ -153,7 +153,14 @@ for t in "${suites[@]}"; do
         env QTEST_QEMU_BINARY="$out/test/qemu-system-x86_64" CK_DEFAULT_TIMEOUT=60 \
         "$build/tests/device/test-device-$t"
 done
-run plugin-loader "$logs/plugin-loader.log" \
+# the host's in-tree QEMU links bookworm's libaio.so.1, which trixie
+# renamed (libaio.so.1t64): that one library, copied, for it alone
+hostlibs=$top/hostlibs
+rm -rf "$hostlibs"
+mkdir -p "$hostlibs"
+ldd "$build/qemu-system-x86_64" | awk '$1 ~ /^libaio\.so/ && $3 ~ /^\// { print $1, $3 }' |
+    while read -r name path; do cp -L "$path" "$hostlibs/$name"; done
+run plugin-loader "$logs/plugin-loader.log" env H3100_INTREE_LIBS="$hostlibs" \
     tests/plugin/test_plugin.sh "$out" "$build/qemu-system-x86_64"
 run plugin-guest-smoke "$logs/guest-smoke.log" \
     tests/guest/test_guest_smoke.sh "$out/qemu-system-x86_64-h3100"

@@ -188,6 +188,19 @@ def abi_command(cmds, objdir):
              'plugin/h3100-abi.c')
 
 
+def check_type_head(qbuild):
+    """plugin/h3100-abi.c reads the QOM sizes from the head of the type
+    behind a class: qom/object.c's struct TypeImpl must still begin so."""
+    src = os.path.join(os.path.realpath(os.path.join(qbuild, '..', 'src')),
+                       'qom', 'object.c')
+    with open(src) as f:
+        text = f.read()
+    if not re.search(r'struct TypeImpl\s*\{\s*const char \*name;\s*'
+                     r'size_t class_size;\s*size_t instance_size;', text):
+        sys.exit('%s: struct TypeImpl no longer begins { name, class_size, '
+                 'instance_size }: update plugin/h3100-abi.c' % src)
+
+
 def generated_headers(qbuild, objs):
     """What ninja generates for these objects: the headers of their
     order-only inputs, and sources in the build tree (the trace .c)."""
@@ -260,6 +273,7 @@ def compile_device(qemu_bin, qbuild, objdir):
         sys.exit('ninja names no generated headers for the device')
     gen.append('qemu-version.h')        # h3100-abi.c's QEMU_PKGVERSION
     cmds.append(abi_command(cmds, objdir))
+    check_type_head(qbuild)
     r = subprocess.run(['ninja', '-C', qbuild] + gen, capture_output=True,
                        text=True)
     if r.returncode:
