@@ -144,28 +144,35 @@ case ${qver#*:} in "$series".*) ;; *) h3100_die "the root's QEMU is $qver, not $
 
 step "build-plugin.sh --with-qtest --deb $out (log: $logs/build-plugin.log)"
 run build-plugin "$logs/build-plugin.log" scripts/build-plugin.sh --with-qtest --deb "$out"
-[ "${status[build-plugin]%% *}" = pass ] || h3100_die "build-plugin.sh failed in the root"
 grep '^\[h3100\] warning' "$logs/build-plugin.log" | sed 's/^/    /' || true
-sed -n 's/^source: /    source: /p' "$out/BUILD-INFO"
+# a plugin refused (the nearest source not proven): recorded, no tests
+built=0
+if [ "${status[build-plugin]%% *}" = pass ]; then
+    built=1
+    sed -n 's/^source: /    source: /p' "$out/BUILD-INFO"
+fi
 
 for t in "${suites[@]}"; do
+    [ "$built" = 1 ] || break
     run "plugin-device-$t" "$logs/device-$t.log" \
         env QTEST_QEMU_BINARY="$out/test/qemu-system-x86_64" CK_DEFAULT_TIMEOUT=60 \
         "$build/tests/device/test-device-$t"
 done
-# the host's in-tree QEMU links bookworm's libaio.so.1, which trixie
-# renamed (libaio.so.1t64): that one library, copied, for it alone
-hostlibs=$top/hostlibs
-rm -rf "$hostlibs"
-mkdir -p "$hostlibs"
-ldd "$build/qemu-system-x86_64" | awk '$1 ~ /^libaio\.so/ && $3 ~ /^\// { print $1, $3 }' |
-    while read -r name path; do cp -L "$path" "$hostlibs/$name"; done
-run plugin-loader "$logs/plugin-loader.log" env H3100_INTREE_LIBS="$hostlibs" \
-    tests/plugin/test_plugin.sh "$out" "$build/qemu-system-x86_64"
-run plugin-guest-smoke "$logs/guest-smoke.log" \
-    tests/guest/test_guest_smoke.sh "$out/qemu-system-x86_64-h3100"
-run plugin-guest-libvirt "$logs/guest-libvirt.log" \
-    tests/guest/test_guest_libvirt.sh "$out/qemu-system-x86_64-h3100"
+if [ "$built" = 1 ]; then
+    # the host's in-tree QEMU links bookworm's libaio.so.1, which trixie
+    # renamed (libaio.so.1t64): that one library, copied, for it alone
+    hostlibs=$top/hostlibs
+    rm -rf "$hostlibs"
+    mkdir -p "$hostlibs"
+    ldd "$build/qemu-system-x86_64" | awk '$1 ~ /^libaio\.so/ && $3 ~ /^\// { print $1, $3 }' |
+        while read -r name path; do cp -L "$path" "$hostlibs/$name"; done
+    run plugin-loader "$logs/plugin-loader.log" env H3100_INTREE_LIBS="$hostlibs" \
+        tests/plugin/test_plugin.sh "$out" "$build/qemu-system-x86_64"
+    run plugin-guest-smoke "$logs/guest-smoke.log" \
+        tests/guest/test_guest_smoke.sh "$out/qemu-system-x86_64-h3100"
+    run plugin-guest-libvirt "$logs/guest-libvirt.log" \
+        tests/guest/test_guest_libvirt.sh "$out/qemu-system-x86_64-h3100"
+fi
 unbind
 
 for n in "${order[@]}"; do printf '%s\t%s\n' "$n" "${status[$n]}"; done >"$logs/status"
