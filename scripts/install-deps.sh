@@ -157,10 +157,15 @@ if [ "$want_plugin" = 1 ]; then
         target=()
         [ "$codename" = bookworm ] && target=(-t bookworm-backports)
         [ "$plugin_backports" = 1 ] && target=(-t trixie-backports)
-        # 13's own 10.0.13 after 11.1: trixie's version, down from backports
+        # 13's own 10.0.13 after 11.1: apt downgrades only what it is told
+        # to, so every installed package of the qemu source, /trixie
         if [ "$codename" = trixie ] && [ "$plugin_backports" = 0 ] && [ -n "$qver" ] &&
            [ "${qver%.*}" != "$H3100_QEMU_SERIES" ]; then
-            target=(-t trixie --allow-downgrades qemu-system-common/trixie qemu-system-data/trixie)
+            mapfile -t missing < <({ printf '%s\n' "${missing[@]}"
+                dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package} ${source:Package}\n' |
+                    awk '$1 == "ii" && $3 == "qemu" { sub(/:.*/, "", $2); print $2 }'; } |
+                sort -u | sed 's|$|/trixie|')
+            target=(--allow-downgrades)
         fi
         h3100_log "installing Debian's QEMU for the plugin: ${missing[*]}"
         h3100_as_root apt-get install -y -qq --no-install-recommends "${target[@]}" \
