@@ -19,7 +19,8 @@
 # the end); inside it, scripts/install-deps.sh --plugin with
 # H3100_QEMU_SERIES=S (its apt sources, its packages: nothing is installed
 # on the host, whose apt is never used); scripts/build-plugin.sh
-# --with-qtest --deb into $H3100_CACHE/debian13/plugin-S; then the
+# --with-qtest --deb into BUILD/plugin-debian13-S (where libvirt's QEMU,
+# user nobody, can read it: not under /root); then the
 # plugin_boundary_tests device suites (tests/device/meson.build) with
 # QTEST_QEMU_BINARY=OUTDIR/test/qemu-system-x86_64,
 # tests/plugin/test_plugin.sh, tests/guest/test_guest_smoke.sh and
@@ -67,7 +68,7 @@ done
     h3100_die "no $build/qemu-system-x86_64 (ninja -C $build qemu-system-x86_64)"
 
 top=$H3100_CACHE/debian13
-out=$top/plugin-$series
+out=$build/plugin-debian13-$series
 result=$top/result-$series.txt
 mkdir -p "$top"
 start=$SECONDS
