@@ -7,8 +7,10 @@
 #                                     (exit 0, or one line saying why not)
 #
 # Finds the installed qemu-system-x86 package and its exact version, gets
-# that version's source (apt-get source; see docs/guide/plugin.md, *Source*, for
-# the fallback when the mirror lacks the packaging), configures it with the
+# that version's source (apt-get source; see docs/guide/plugin.md, *How it is
+# made to match the binary*, for the two stand-ins when the mirror lacks it:
+# the upstream tarball with the packaging of the same series, or the
+# nearest source of the series under proof), configures it with the
 # options of Debian's debian/rules, checks the configuration headers
 # against what the installed binary shows, generates only the headers the
 # device needs and compiles hw/ and models/ (the lists in their
@@ -20,9 +22,10 @@
 #   OUTDIR/qemu-system-x86_64-h3100  the distribution's QEMU with the plugin
 #                                    (usable as libvirt's <emulator>)
 #   OUTDIR/BUILD-INFO                what it was built for, and from what
-# --with-qtest  also OUTDIR/test/: the qtest accelerator Debian removes,
-#               built from the same tree, and a qemu-system-x86_64 for the
-#               project's tests (QTEST_QEMU_BINARY); tests only
+# --with-qtest  also OUTDIR/test/: a qemu-system-x86_64 for the project's
+#               tests (QTEST_QEMU_BINARY); on 10.0 with the qtest
+#               accelerator Debian removes, built from the same tree (11.x
+#               ships accel-qtest.so); tests only
 # --deb         also OUTDIR/dapustor-h3100-plugin_<ver>_<arch>.deb, which
 #               depends on exactly this qemu-system-x86
 # Environment: H3100_CACHE (source and configured tree, kept for the next
@@ -65,6 +68,17 @@ pkgversion=$("$qemu_bin" --version | sed -n '1s/^QEMU emulator version [^ ]* (\(
     h3100_die "$qemu_bin says '$("$qemu_bin" --version | sed -n 1p)', not Debian $ver"
 h3100_version_ge "$upstream" "$H3100_QEMU_MIN" ||
     h3100_die "$pkg $ver is QEMU $upstream; the device needs $H3100_QEMU_MIN or newer"
+series=${upstream%.*}
+# --- what differs between the QEMU series (the only place) ---------------------
+# qtest_module: the qtest accelerator the tests' wrapper needs.  Debian's
+# 10.0 removes accel-qtest-x86_64.so: built from the configured tree into
+# OUTDIR/test.  From 11.0 QEMU builds one generic accel-qtest.so, and
+# Debian ships it in qemu-system-common: the wrapper alone.
+if h3100_version_ge "$upstream" 11.0; then
+    qtest_module=debian:accel-qtest.so
+else
+    qtest_module=tree:accel-qtest-x86_64.so
+fi
 nm -D --defined-only "$qemu_bin" | awk '$3 == "qmp_query_version" { f = 1 } END { exit !f }' ||
     h3100_die "$qemu_bin exports no QEMU symbols (not a build with --enable-modules)"
 if [ "$check_only" = 1 ]; then
@@ -91,9 +105,14 @@ newest() {
     for f in "$@"; do [ ! -f "$f" ] || echo "$f"; done | sort -V | tail -n 1
 }
 # fetch_source: $work/src with Debian's patches applied, and $work/source.txt
-# saying where it came from.
+# saying where it came from.  In the order tried: the binary's own source;
+# its upstream tarball with the packaging of the same series; the nearest
+# source of the series (lib.sh's H3100_QEMU_SOURCES, fetched by
+# install-deps.sh --qemu) with VERSION set to the binary's, which only
+# builds when the module stamp proves configure identical and only loads
+# when the QOM sizes match (plugin/h3100-abi.c).
 fetch_source() {
-    local dsc orig deb_tar
+    local dsc orig deb_tar near
     (cd "$work/dl" && apt-get source --download-only -qq "qemu=$ver" \
         >"$work/dl/fetch.log" 2>&1) || true
     dsc=$(newest "$work"/dl/qemu_*.dsc)
@@ -106,9 +125,11 @@ fetch_source() {
         # The mirror has the upstream tarball but not this revision's .dsc
         # and debian.tar (bookworm-backports 10.0.2 answers 404): take the
         # packaging of the trixie source install-deps.sh --qemu fetched.
-        deb_tar=$(newest "$H3100_CACHE"/src/qemu_*.debian.tar.*)
+        # (the packaging of the same series only: another series' patch
+        # series and rules are not this binary's)
+        deb_tar=$(newest "$H3100_CACHE/src/qemu_$series".*.debian.tar.*)
         [ -n "$deb_tar" ] ||
-            h3100_die "no .dsc for qemu=$ver on the mirror and no Debian packaging cached (run scripts/install-deps.sh --qemu)"
+            h3100_die "no .dsc for qemu=$ver on the mirror and no Debian packaging of QEMU $series cached (run H3100_QEMU_SERIES=$series scripts/install-deps.sh --qemu)"
         h3100_warn "the mirror has no qemu_$ver.dsc/.debian.tar (see $work/dl/fetch.log): using $(basename "$orig") with debian/ from $(basename "$deb_tar")"
         mkdir -p "$work/src.tmp"
         tar -xf "$orig" -C "$work/src.tmp" --strip-components=1
@@ -120,6 +141,14 @@ fetch_source() {
                 h3100_die "Debian patch $p does not apply to $(basename "$orig")"
         done <"$work/src.tmp/debian/patches/series"
         echo "$(basename "$orig") + debian/ of $(basename "$deb_tar") (the mirror has no .dsc for $ver)" >"$work/source.txt"
+    elif near=$(newest "$H3100_CACHE/src/qemu_$series".*.dsc) && [ -n "$near" ] &&
+         grep -Eq 'Failed to fetch|404' "$work/dl/fetch.log"; then
+        # apt knows the version (a deb-src line lists it) but the mirror
+        # has neither its .dsc nor its .orig (trixie-backports' 11.1.3)
+        h3100_warn "the mirror has no source of qemu=$ver (neither .dsc nor .orig): building from the nearest QEMU $series source, $(basename "$near"), only if the module stamp and, at load, the QOM sizes prove the ABI"
+        dpkg-source --no-check -x "$near" "$work/src.tmp" >/dev/null
+        echo "$(basename "$near") with VERSION $(cat "$work/src.tmp/VERSION") set to $upstream (nearest source: the mirror has neither the .dsc nor the .orig of $ver)" >"$work/source.txt"
+        echo "$upstream" >"$work/src.tmp/VERSION"
     else
         tail -n 5 "$work/dl/fetch.log" >&2
         h3100_die "apt-get source qemu=$ver fetched nothing (is a deb-src line for its suite configured? scripts/install-deps.sh --plugin)"
@@ -151,7 +180,9 @@ rules_value() {
 }
 main_opts=(--enable-system --disable-user --disable-linux-user --enable-tools
            --disable-xen --enable-modules --enable-module-upgrades)
-for o in -system --disable-user --disable-linux-user --enable-tools \
+# (-tools: 11.0's rules build it only with qemu-utils, --$(if ...)-tools;
+# the arch build does, so --enable-tools stays)
+for o in -system --disable-user --disable-linux-user -tools \
          --disable-xen --enable-modules --enable-module-upgrades -guest-agent; do
     grep -qF -- "$o" "$work/src/debian/rules" ||
         h3100_die "debian/rules no longer has $o: update scripts/build-plugin.sh"
@@ -189,6 +220,10 @@ fi
 # function it looks up in a module), so it proves all three are the binary's.
 stamp=$(sed -n 's/^#define CONFIG_STAMP _\([0-9a-f]*\)$/\1/p' "$qbuild/config-host.h")
 if [ -z "$stamp" ] || ! grep -aq "qemu_stamp_$stamp" "$qemu_bin"; then
+    case $(cat "$work/source.txt") in
+    *'nearest source'*)
+        h3100_die "the nearest source cannot stand in for $ver: its module stamp ($stamp) is not $qemu_bin's (its configure differs from the one the binary was built with)" ;;
+    esac
     h3100_die "the configured tree's module stamp ($stamp) is not $qemu_bin's: another version, package string or configure script"
 fi
 h3100_log "module stamp $stamp: the binary's"
@@ -235,25 +270,53 @@ package: $pkg $ver
 binary: $qemu_bin
 build-ids: $build_ids
 source: $(cat "$work/source.txt")
+proven: module stamp $stamp (the binary's version, package string and configure); the configuration macros the device's headers test, checked against the binary (plugin_build.py); every symbol the device imports, defined by the binary or its libraries; at each start (and here, by -device help), before the device is used, the instance and class sizes of QOM types object, device, pci-device and memory-region in the running binary against the plugin's sizeof(), and the binary's VMState tables vmstate_fifo8 byte for byte against the same tables built with the plugin's headers (plugin/h3100-abi.c)
+not proven: the layout of other structs and the inline functions of the headers, nor (when the source stood in) the Debian patches of the binary's own revision: no debug symbols of the binary on the mirror, so no pahole
 project: $(git -C "$H3100_PROJECT" describe --always --dirty 2>/dev/null || echo unknown)
 EOF
 
 # The proof: the stock binary lists the device.
-"$out/qemu-system-x86_64-h3100" -device help 2>&1 | awk '/^name "dapustor-h3100"/ { f = 1 } END { exit !f }' ||
+# For the nearest source this is the last of the proof: the QOM sizes and
+# the VMState tables in the binary (plugin/h3100-abi.c).
+if ! "$out/qemu-system-x86_64-h3100" -device help 2>&1 |
+        awk '/^name "dapustor-h3100"/ { f = 1 } END { exit !f }'; then
+    case $(cat "$work/source.txt") in
+    *'nearest source'*)
+        h3100_die "the nearest source cannot stand in for $ver: $("$out/qemu-system-x86_64-h3100" -M none 2>&1 | sed -n 1p)" ;;
+    esac
     h3100_die "$qemu_bin with the plugin does not list dapustor-h3100: $("$out/qemu-system-x86_64-h3100" -device help 2>&1 | sed -n 1,3p)"
+fi
 
-# --- 6. for the tests: the qtest accelerator Debian removes ---------------------
+# --- 6. for the tests: the qtest accelerator ----------------------------------
 if [ "$with_qtest" = 1 ]; then
-    ninja -C "$qbuild" accel-qtest-x86_64.so >"$qbuild/qtest.log" 2>&1 ||
-        { tail -n 20 "$qbuild/qtest.log" >&2; h3100_die "building accel-qtest-x86_64.so failed"; }
+    rm -rf "$out/test"
     mkdir -p "$out/test"
-    cp "$qbuild/accel-qtest-x86_64.so" "$out/test/"
-    cat >"$out/test/qemu-system-x86_64" <<EOF
+    case $qtest_module in
+    tree:*)
+        # Debian's 10.0 removes it: built from the same tree
+        ninja -C "$qbuild" "${qtest_module#tree:}" >"$qbuild/qtest.log" 2>&1 ||
+            { tail -n 20 "$qbuild/qtest.log" >&2; h3100_die "building ${qtest_module#tree:} failed"; }
+        cp "$qbuild/${qtest_module#tree:}" "$out/test/"
+        cat >"$out/test/qemu-system-x86_64" <<EOF
 #!/bin/sh
 # The distribution's QEMU with the plugin and the qtest accelerator module
 # built from the same tree (tests only: QTEST_QEMU_BINARY).
 QEMU_MODULE_DIR=$out/test exec $out/qemu-system-x86_64-h3100 "\$@"
 EOF
+        ;;
+    debian:*)
+        # Debian ships it (qemu-system-common): QEMU's module directory
+        # stays the package's, with all its other modules
+        dpkg-query -S "/usr/lib/$multiarch/qemu/${qtest_module#debian:}" >/dev/null 2>&1 ||
+            h3100_die "no /usr/lib/$multiarch/qemu/${qtest_module#debian:} from a package: install qemu-system-common $ver"
+        cat >"$out/test/qemu-system-x86_64" <<EOF
+#!/bin/sh
+# The distribution's QEMU with the plugin; its own qtest accelerator module
+# (tests only: QTEST_QEMU_BINARY).
+exec $out/qemu-system-x86_64-h3100 "\$@"
+EOF
+        ;;
+    esac
     chmod 755 "$out/test/qemu-system-x86_64"
     if [ -x /usr/bin/qemu-img ]; then
         ln -sfn /usr/bin/qemu-img "$out/test/qemu-img"

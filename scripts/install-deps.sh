@@ -8,9 +8,12 @@
 #                                    pinned upload lib.sh names) into
 #                                    ${H3100_CACHE:-~/.cache/dapustor-h3100}/src
 #                                    unless QEMU_SRC=/path/to/qemu is set.
-#   scripts/install-deps.sh --plugin also Debian's QEMU >= 10.0 (bookworm-
-#                                    backports on 12) for the plugin
-#                                    (scripts/build-plugin.sh); implies --qemu
+#   scripts/install-deps.sh --plugin also Debian's QEMU of H3100_QEMU_SERIES
+#                                    for the plugin (scripts/build-plugin.sh):
+#                                    10.0 from bookworm-backports on 12 and
+#                                    trixie on 13; 11.1 from trixie-backports
+#                                    (13 only), its deb-src line too;
+#                                    implies --qemu
 #
 # Idempotent: apt sources are only written when missing/different, and
 # `apt-get update` runs at most once, only when something must be installed.
@@ -24,7 +27,7 @@ for a in "$@"; do
     case $a in
     --qemu) want_qemu=1 ;;
     --plugin) want_qemu=1; want_plugin=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) h3100_die "unknown option: $a (try --help)" ;;
     esac
 done
@@ -68,6 +71,19 @@ Components: main
 Signed-By: $keyring"
     ;;
 esac
+# The plugin on 11.x: Debian 13's trixie-backports, binaries and source
+# (build-plugin.sh's apt-get source qemu=<the installed version>).
+plugin_backports=0
+if [ "$want_plugin" = 1 ] && h3100_version_ge "$H3100_QEMU_SERIES" 11.0; then
+    [ "$codename" = trixie ] ||
+        h3100_die "QEMU $H3100_QEMU_SERIES for the plugin is in trixie-backports: Debian 13 only (this is $codename)"
+    plugin_backports=1
+    write_source h3100-trixie-backports.sources "Types: deb deb-src
+URIs: $mirror
+Suites: trixie-backports
+Components: main
+Signed-By: $keyring"
+fi
 if [ "$want_qemu" -eq 1 ] && [ -z "${QEMU_SRC:-}" ]; then
     # QEMU 10.0's source is trixie's (bookworm-backports' source 404s).
     write_source h3100-trixie-src.sources "Types: deb-src
@@ -129,13 +145,28 @@ if [ "$want_plugin" = 1 ]; then
     done
     qver=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null || true)
     qver=${qver#*:}
-    if [ -n "$qver" ] && ! h3100_version_ge "${qver%%[+~-]*}" "$H3100_QEMU_MIN"; then
+    qver=${qver%%[+~-]*}
+    # installed but older than the device needs, or of another series than
+    # the one asked for (13's own 10.0.13 when 11.1 is wanted, and back)
+    if [ -n "$qver" ] && { ! h3100_version_ge "$qver" "$H3100_QEMU_MIN" ||
+       { [ "$codename" = trixie ] && [ "${qver%.*}" != "$H3100_QEMU_SERIES" ]; }; }; then
         missing+=(qemu-system-x86 qemu-utils)
     fi
     if [ "${#missing[@]}" -gt 0 ]; then
         apt_update
         target=()
         [ "$codename" = bookworm ] && target=(-t bookworm-backports)
+        [ "$plugin_backports" = 1 ] && target=(-t trixie-backports)
+        # 13's own 10.0.13 after 11.1: apt downgrades only what it is told
+        # to, so every installed package of the qemu source, /trixie
+        if [ "$codename" = trixie ] && [ "$plugin_backports" = 0 ] && [ -n "$qver" ] &&
+           [ "${qver%.*}" != "$H3100_QEMU_SERIES" ]; then
+            mapfile -t missing < <({ printf '%s\n' "${missing[@]}"
+                dpkg-query -W -f='${db:Status-Abbrev} ${binary:Package} ${source:Package}\n' |
+                    awk '$1 == "ii" && $3 == "qemu" { sub(/:.*/, "", $2); print $2 }'; } |
+                sort -u | sed 's|$|/trixie|')
+            target=(--allow-downgrades)
+        fi
         h3100_log "installing Debian's QEMU for the plugin: ${missing[*]}"
         h3100_as_root apt-get install -y -qq --no-install-recommends "${target[@]}" \
             "${missing[@]}" >/dev/null
@@ -163,7 +194,8 @@ install_qemu_qmp() {
         h3100_as_root apt-get install -y -qq --no-install-recommends \
             "$dir"/python3-qemu-qmp_*_all.deb >/dev/null
     else
-        write_source h3100-trixie-backports.sources "Types: deb
+        # (the same file as --plugin's on 11.x: with the deb-src line)
+        write_source h3100-trixie-backports.sources "Types: deb deb-src
 URIs: $mirror
 Suites: trixie-backports
 Components: main

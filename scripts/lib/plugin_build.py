@@ -9,7 +9,9 @@
    binary QEMU_BIN shows it (a library it links, a symbol it exports, a
    string its modinfo or QAPI tables hold); print what it changed.
 3. Compile hw/dapustor-h3100/ (the sources its meson.build lists) and the
-   device's trace group with QEMU's own flags, -fPIC for -fPIE, into OBJDIR.
+   device's trace group with QEMU's own flags, -fPIC for -fPIE, into OBJDIR,
+   and plugin/h3100-abi.c (the load-time check of the QOM sizes) with the
+   command line of hw/h3100-pci.c.
 4. Check that every config-host.h macro tested by the QEMU headers those
    objects include is CHECKED or in CONFIGURE_DEFAULT; exit 1 otherwise.
 """
@@ -40,6 +42,9 @@ CHECKED = {
     'CONFIG_QATZIP': ('string', 'qatzip'),
     'CONFIG_QPL': ('string', 'qpl'),
     'CONFIG_UADK': ('string', 'uadk'),
+    # 11.x: a conditional member of qapi-types-net.h's NetClientDriver
+    # (it shifts the enum's numbering)
+    'CONFIG_PASST': ('symbol', 'net_init_passt'),
 }
 
 # Macros the device's headers test that Debian's configure line sets (and
@@ -165,6 +170,37 @@ def device_commands(qbuild, objdir):
     return out
 
 
+def abi_command(cmds, objdir):
+    """plugin/h3100-abi.c with h3100-pci.c's command line (the plugin's
+    own file: no meson.build of the overlay lists it)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = os.path.normpath(os.path.join(here, '..', '..', 'plugin',
+                                        'h3100-abi.c'))
+    for _, args in cmds:
+        at = args.index('-c') + 1 if '-c' in args else None
+        if at and args[at].endswith('/h3100-pci.c'):
+            new = list(args)
+            new[at] = src
+            new[new.index('-o') + 1] = os.path.join(objdir, 'h3100-abi.o')
+            new[new.index('-MF') + 1] = os.path.join(objdir, 'h3100-abi.d')
+            return ('h3100-abi.o', new)
+    sys.exit('no h3100-pci.c in compile_commands.json: cannot compile '
+             'plugin/h3100-abi.c')
+
+
+def check_type_head(qbuild):
+    """plugin/h3100-abi.c reads the QOM sizes from the head of the type
+    behind a class: qom/object.c's struct TypeImpl must still begin so."""
+    src = os.path.join(os.path.realpath(os.path.join(qbuild, '..', 'src')),
+                       'qom', 'object.c')
+    with open(src) as f:
+        text = f.read()
+    if not re.search(r'struct TypeImpl\s*\{\s*const char \*name;\s*'
+                     r'size_t class_size;\s*size_t instance_size;', text):
+        sys.exit('%s: struct TypeImpl no longer begins { name, class_size, '
+                 'instance_size }: update plugin/h3100-abi.c' % src)
+
+
 def generated_headers(qbuild, objs):
     """What ninja generates for these objects: the headers of their
     order-only inputs, and sources in the build tree (the trace .c)."""
@@ -235,6 +271,9 @@ def compile_device(qemu_bin, qbuild, objdir):
     gen = generated_headers(qbuild, [c[0] for c in cmds])
     if not gen:
         sys.exit('ninja names no generated headers for the device')
+    gen.append('qemu-version.h')        # h3100-abi.c's QEMU_PKGVERSION
+    cmds.append(abi_command(cmds, objdir))
+    check_type_head(qbuild)
     r = subprocess.run(['ninja', '-C', qbuild] + gen, capture_output=True,
                        text=True)
     if r.returncode:

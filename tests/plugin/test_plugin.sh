@@ -9,12 +9,20 @@
 # changes nothing and leaves no LD_PRELOAD to children; it refuses with one
 # line and exit 1 another QEMU build (the in-tree 10.0.13), a binary that
 # exports nothing (Debian's microvm QEMU), the same version with another
-# build id (a copy of the binary with its build id changed) and another
-# version (the loader built for 10.0.13, in the stock binary); the .deb
+# build id (a copy of the binary with its build id changed), another
+# version (the loader built for the other series' Debian 13 version, in the
+# stock binary) and another ABI (the device library with one QOM size of
+# plugin/h3100-abi.c's table patched); the .deb
 # depends on exactly the installed qemu-system-x86, holds the loader and
 # device where AppArmor lets QEMU map them, and its wrapper, unpacked,
 # runs the device; dpkg would install it here.
 # Prints ok / not ok lines and 'N passed, N failed'; exit 1 on a failure.
+# Skips (exit 77, one line saying why) on a machine whose QEMU cannot take
+# the plugin (scripts/build-plugin.sh --check) or is not the one PLUGIN_DIR
+# was built for.
+# Environment: H3100_INTREE_LIBS, a directory of libraries the in-tree
+# QEMU needs and this system lacks (a Debian 12 build in a Debian 13 root:
+# libaio.so.1, which trixie renamed libaio.so.1t64), for that binary only.
 set -uo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/lib.sh"
@@ -22,10 +30,18 @@ set -uo pipefail
 plugin=$(readlink -f "$1")
 intree=$(readlink -f "$2")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# skip SENTENCE: no matching QEMU here, said, never a silent pass
+skip() { echo "1..0 # SKIP $*"; exit 77; }
+why=$("$here/../../scripts/build-plugin.sh" --check 2>&1 >/dev/null) ||
+    skip "no QEMU here that can take the plugin: ${why#\[h3100\] error: }"
+[ -f "$plugin/BUILD-INFO" ] || skip "no plugin in $plugin (scripts/build-plugin.sh did not run)"
 loader=$plugin/dapustor-h3100.so
 wrapper=$plugin/qemu-system-x86_64-h3100
 stock=$(sed -n 's/^binary: //p' "$plugin/BUILD-INFO")
 pkgver=$(sed -n 's/^package: //p' "$plugin/BUILD-INFO")
+installed=$(dpkg-query -W -f='${Version}' "${pkgver%% *}" 2>/dev/null) || installed=none
+[ "$installed" = "${pkgver#* }" ] ||
+    skip "the plugin was built for ${pkgver%% *} ${pkgver#* }; installed here: $installed"
 
 h3100_tmpdir plugin
 # shellcheck source=tests/lib/tap.sh
@@ -88,9 +104,10 @@ refused() {
     check $? "$label: exit $rc, $lines line: $(cat "$tmp/r.err")"
 }
 built_for="^dapustor-h3100: this plugin was built for QEMU [0-9.]+ \\(Debian [^)]*\\); "
-refused "another QEMU build (the in-tree $("$intree" --version | awk 'NR == 1 { print $4 }'))" \
+intree_env=(env ${H3100_INTREE_LIBS:+LD_LIBRARY_PATH=$H3100_INTREE_LIBS})
+refused "another QEMU build (the in-tree $("${intree_env[@]}" "$intree" --version 2>&1 | awk 'NR == 1 { print $4 }'))" \
     "$built_for.*does not export QEMU's symbols" \
-    env LD_PRELOAD="$loader" "$intree"
+    "${intree_env[@]}" LD_PRELOAD="$loader" "$intree"
 if [ -x /usr/bin/qemu-system-x86_64-microvm ]; then
     refused "a binary that exports nothing (Debian's qemu-system-x86_64-microvm)" \
         "$built_for.*does not export QEMU's symbols" \
@@ -111,14 +128,41 @@ PY
 refused "the same version with another build id (a rebuild)" \
     "$built_for.*that version but build id [0-9a-f]+, not one of" \
     env LD_PRELOAD="$loader" "$tmp/qemu-system-x86_64"
-# another version: the loader as built for trixie's 10.0.13, in the stock binary
-gcc -O2 -fPIC -shared -std=gnu11 -DH3100_QEMU_VERSION='"10.0.13"' \
-    -DH3100_QEMU_PKGVERSION='"Debian 1:10.0.13+ds-0+deb13u1"' \
+# another version: the loader as built for Debian 13's QEMU of the other
+# series (trixie's 10.0.13, trixie-backports' 11.1.3), in the stock binary
+stock_up=${pkgver#* }
+stock_up=${stock_up#*:}
+stock_up=${stock_up%%[+~-]*}
+case $stock_up in
+10.0.*) other=11.1.3 other_pkg='Debian 1:11.1.3+ds-2~bpo13+1' ;;
+*) other=10.0.13 other_pkg='Debian 1:10.0.13+ds-0+deb13u1' ;;
+esac
+gcc -O2 -fPIC -shared -std=gnu11 -DH3100_QEMU_VERSION="\"$other\"" \
+    -DH3100_QEMU_PKGVERSION="\"$other_pkg\"" \
     -DH3100_QEMU_BUILD_IDS='"00"' -o "$tmp/dapustor-h3100.so" \
     "$here/../../plugin/h3100-loader.c" -ldl
-refused "a plugin for another version (10.0.13) in $stock" \
-    "built for QEMU 10.0.13 .*this process is QEMU [0-9.]+ \\(Debian " \
+refused "a plugin for another version ($other) in $stock ($stock_up)" \
+    "built for QEMU ${other//./\\.} .*this process is QEMU ${stock_up//./\\.} \\(Debian " \
     env LD_PRELOAD="$tmp/dapustor-h3100.so" "$stock"
+# another ABI: the loader and the device as built, but the device's table of
+# QOM sizes (plugin/h3100-abi.c) says PCIDevice is 8 bytes larger
+mkdir "$tmp/abi"
+cp "$loader" "$plugin/dapustor-h3100-impl.so" "$tmp/abi/"
+python3 - "$tmp/abi/dapustor-h3100-impl.so" <<'PY'
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, 'rb').read())
+at = data.find(b'H3100-QOM-SIZES\0')
+if at < 0 or data.find(b'H3100-QOM-SIZES\0', at + 1) >= 0:
+    sys.exit('no single QOM size table in ' + path)
+pci = at + 16 + 2 * 8               # object, device, pci-device, memory-region
+size, = struct.unpack_from('<Q', data, pci)
+struct.pack_into('<Q', data, pci, size + 8)
+open(path, 'wb').write(bytes(data))
+PY
+refused "a plugin whose PCIDevice is 8 bytes off the binary's (its QOM size table patched)" \
+    "$built_for.*its pci-device instances are [0-9]+ bytes, the plugin's [0-9]+ \\(another ABI\\)" \
+    env LD_PRELOAD="$tmp/abi/dapustor-h3100.so" "$stock"
 
 # --- the .deb ------------------------------------------------------------------------
 deb=''
