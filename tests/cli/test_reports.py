@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """The benchmark reporters on saved inputs: scripts/lib/sql_report.py (the
-report of sql-bench.sh) and scripts/lib/device_cpu_report.py (the table of
-bench-device-cpu.sh) print, line for line, what the expected files in
+report of sql-bench.sh), scripts/lib/device_cpu_report.py (the table of
+bench-device-cpu.sh) and scripts/lib/migrate_report.py (the table of
+bench-migrate.sh) print, line for line, what the expected files in
 tests/cli/data/reports/ hold.  The inputs are made up in the shape of the
 real ones (the guest's @@ lines among sysbench's and pgbench's output, a
-telemetry file, thread samples); the expected outputs are what the
-reports' earlier awk versions printed for them.
+telemetry file, thread samples, migration traces and fio latency logs);
+the expected outputs are what the reports' earlier awk versions printed for
+them (for migrate_report.py, what it printed when it was written, checked
+by hand).
 
 Usage: test_reports.py PROJECT_DIR H3100_VLOG   (TAP output)
 """
@@ -73,6 +76,20 @@ with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
           (data / "device-cpu.expected").read_text())
     check("device_cpu_report.py: rows.txt", pathlib.Path(rows).read_text() if
           os.path.exists(rows) else "", (data / "device-cpu.rows").read_text())
+
+with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
+    for name in ("nvme", "h3100-full"):
+        for ext in ("trace", "mig", "out"):
+            pathlib.Path(tmp, "%s.%s" % (name, ext)).write_bytes(
+                (data / ("migrate-%s.%s" % (name, ext))).read_bytes())
+    got = subprocess.run(
+        [sys.executable, str(lib / "migrate_report.py"), tmp, "nvme:nvme:-",
+         "h3100-full:h3100:full"], stdout=subprocess.PIPE, text=True, check=False).stdout
+    check("migrate_report.py: the table, the extrapolation and the stall", got,
+          (data / "migrate.expected").read_text())
+    check("migrate_report.py: the rounds for the plot",
+          pathlib.Path(tmp, "h3100-full.rounds").read_text(),
+          "1 800000000 100000\n2 600000000 4000\n")
 
 print("1..%d" % len(results))
 sys.exit(0 if all(results) else 1)
