@@ -15,6 +15,7 @@
  *   10.2   icount_enabled() moved to exec/icount.h   (included here)
  *   10.2   VM change handlers gained a cb_ret        h3100_add_vm_change_handler()
  *   10.2   SaveVMHandlers' complete hook renamed     H3100_SAVE_COMPLETE
+ *   10.2   the main loop watches fds via io_uring     h3100_main_loop_wake()
  *   11.0   block/aio*.h moved to qemu/aio*.h          (included here)
  *   11.0   hw/qdev-properties*.h moved to hw/core/    (included here)
  *   11.0   pcie_cap_fill_link_ep_usp() gained flit    h3100_pcie_fill_link()
@@ -95,6 +96,25 @@ h3100_add_vm_change_handler(DeviceState *dev, VMChangeStateHandler *cb,
     return qdev_add_vm_change_state_handler(dev, cb, NULL, opaque);
 #else
     return qdev_add_vm_change_state_handler(dev, cb, opaque);
+#endif
+}
+
+/*
+ * From 10.2 the main loop watches its file descriptors through an io_uring
+ * (util/fdmon-io_uring.c) and submits the watches as it prepares to poll.
+ * An aio_poll() of the main context from a thread that is not the main
+ * loop's (a vCPU's, the migration thread's: they hold the BQL) re-arms the
+ * watches it consumed without submitting them, so the main loop, asleep
+ * meanwhile, no longer hears its own bottom halves.  It wakes for its next
+ * timer; under -icount it has none and slept for good, the guest waiting
+ * on a completion (records/test-runs.md, 2026-12-07).  Waking glib's
+ * context makes it prepare, and submit, again.  Called after each wait of
+ * the device that may run in such a thread.
+ */
+static inline void h3100_main_loop_wake(void)
+{
+#if H3100_QEMU_AT_LEAST(10, 2)
+    g_main_context_wakeup(NULL);
 #endif
 }
 

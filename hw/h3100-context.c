@@ -46,6 +46,7 @@ void h3100_run_in(H3100State *s, AioContext *ctx, void (*fn)(void *),
         return;
     }
     aio_wait_bh_oneshot(ctx, h3100_ctx_call_bh, &c);
+    h3100_main_loop_wake();
 }
 
 /* ... in the controller's context */

@@ -137,8 +137,9 @@ void h3100_due_timer_cb(void *opaque)
     H3100Req *req;
     uint64_t now;
 
-    if (s->hold && s->vcpu_waits) {
+    if (s->hold && s->vcpu_waits && h3100_io_overdue(g)) {
         AIO_WAIT_WHILE(s->ctx, h3100_io_overdue(g));
+        h3100_main_loop_wake();
     }
     now = h3100_now(s);
     while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= now) {

@@ -476,4 +476,5 @@ void h3100_ctrl_reset(H3100State *s)
         }
     }
     pci_irq_deassert(pci);
+    h3100_main_loop_wake();           /* the drain ran in a vCPU, maybe */
 }
