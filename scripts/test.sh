@@ -54,8 +54,10 @@ fi
 
 cd "$H3100_PROJECT"
 build=${BUILD_DIR:-$default_build}
-if [ "$device" = enabled ]; then
+if [ "$plugin" = enabled ]; then
     scripts/install-deps.sh --plugin
+elif [ "$device" = enabled ]; then
+    scripts/install-deps.sh --qemu
 else
     scripts/install-deps.sh
 fi

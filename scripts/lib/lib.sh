@@ -35,16 +35,18 @@ H3100_PKGS_BOOT=(gdisk dosfstools mtools syslinux syslinux-common
 # the test's own, started and stopped by it: none runs on the host).
 H3100_PKGS_LIBVIRT=(libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients)
 # The distribution's QEMU for the plugin (scripts/build-plugin.sh; from
-# bookworm-backports on Debian 12) and the -dev packages of the libraries
-# whose headers the device's QEMU headers include (liburing, libaio, zstd).
-H3100_PKGS_PLUGIN=(qemu-system-x86 qemu-utils liburing-dev libaio-dev libzstd-dev)
-# Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it.
+# bookworm-backports on Debian 12).
+H3100_PKGS_PLUGIN=(qemu-system-x86 qemu-utils)
+# Additionally needed to fetch and build QEMU (x86_64-softmmu) and run it;
+# liburing, libaio and zstd are the in-tree QEMU's block backends, whose
+# headers the device's QEMU headers include (the plugin's build too).
 # QEMU 11's configure also wants pip, setuptools, wheel and qemu.qmp
 # (python3-qemu-qmp: trixie-backports only, install-deps.sh fetches it).
 H3100_PKGS_QEMU=(dpkg-dev xz-utils python3 python3-venv python3-pycotap
                  python3-pip python3-setuptools python3-wheel wget
                  flex bison zlib1g-dev libpixman-1-dev libfdt-dev
-                 libslirp-dev seabios ipxe-qemu qemu-system-data rsync)
+                 libslirp-dev seabios ipxe-qemu qemu-system-data rsync
+                 liburing-dev libaio-dev libzstd-dev)
 
 h3100_log()  { printf '[h3100] %s\n' "$*"; }
 h3100_warn() { printf '[h3100] warning: %s\n' "$*" >&2; }
