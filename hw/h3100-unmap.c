@@ -292,7 +292,6 @@ void h3100_unmap_wait(H3100State *s, bool all)
 
     h3100_run_in_ctx(s, h3100_unmap_resume_fn, s);
     AIO_WAIT_WHILE_UNLOCKED(NULL, qatomic_read(running) > 0);
-    h3100_main_loop_wake();
 }
 
 /*
