@@ -164,12 +164,16 @@ done
 h3100_say "QEMU $version, $(basename "$qemu")"
 python3 "$H3100_PROJECT/scripts/lib/migrate_report.py" "$dir" "${rows[@]}" | tee "$dir/table"
 
+# the rows whose DIR/NAME.SUFFIX (written by migrate_report.py) has lines
+rows_with() {   # SUFFIX
+    local row
+    for row in "${rows[@]}"; do
+        if [ -s "$dir/${row%%:*}.$1" ]; then echo "${row%%:*}"; fi
+    done
+}
+
 # the H3100's rounds, one line per state: map pages due after each and MB sent
-plot_args=()
-for row in "${rows[@]}"; do
-    name=${row%%:*}
-    [ -s "$dir/$name.rounds" ] && plot_args+=("$name")
-done
+mapfile -t plot_args < <(rows_with rounds)
 if [ ${#plot_args[@]} -gt 0 ]; then
     mkdir -p "$(dirname "$plot")"
     {
@@ -196,11 +200,7 @@ if [ ${#plot_args[@]} -gt 0 ]; then
 fi
 
 # the guest's slowest command per 100 ms, every row on one time axis
-plot_args=()
-for row in "${rows[@]}"; do
-    name=${row%%:*}
-    [ -s "$dir/$name.lat" ] && plot_args+=("$name")
-done
+mapfile -t plot_args < <(rows_with lat)
 if [ ${#plot_args[@]} -gt 0 ]; then
     mkdir -p "$(dirname "$stall_plot")"
     {

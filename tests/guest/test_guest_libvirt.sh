@@ -124,8 +124,9 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 lv_pid=$(cat "$lv/libvirtd.pid" 2>/dev/null)
+lv_version=$(libvirtd --version | awk '{ print $NF }')
 [ -n "$lv_pid" ] && kill -0 "$lv_pid" 2>/dev/null
-check $? "a private libvirtd ($(libvirtd --version | awk '{ print $NF }'), session of user nobody)"
+check $? "a private libvirtd ($lv_version, session of user nobody)"
 
 domain_off() { vsh domstate h3100 2>/dev/null | grep -q 'shut off'; }
 wait_guest() {   # wait_guest LINE SECONDS: false once the domain is off
@@ -153,12 +154,12 @@ wait_guest @save 300
 check $? "the guest began its writes"
 vsh save h3100 "$lv/vm/h3100.save" >"$tmp/save.out" 2>&1
 save_rc=$?
-# libvirt before 10 (Debian 12's 9.0) sends migrate's `detach`, which
-# QEMU 11.0 removed: that pair cannot save a domain at all, whatever
-# its devices; any other failure is ours
+# Debian 12's libvirt 9.0 sends migrate's `detach`, which QEMU 11.0
+# removed (Debian 13's 11.3 does not): that pair cannot save a domain at
+# all, whatever its devices; any other failure is ours
 if [ $save_rc != 0 ] && grep -q "Parameter 'detach' is unexpected" "$tmp/save.out"; then
     for what in "virsh save while fio writes" "the domain is off after the save" "virsh restore"; do
-        ok "$what # SKIP libvirt $(libvirtd --version | awk '{ print $NF }') cannot save a QEMU 11 domain (migrate's detach)"
+        ok "$what # SKIP libvirt $lv_version cannot save a QEMU 11 domain (migrate's detach)"
     done
 else
     check $save_rc "virsh save while fio writes"
