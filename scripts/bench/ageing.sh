@@ -25,7 +25,7 @@ profile=h3100-0.8t
 runtime=2
 seed=1
 outdir=''
-sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
+sim=${H3100_SIM:-$H3100_BUILD/tools/h3100-sim}
 while [ $# -gt 0 ]; do
     case $1 in
     --profile) h3100_need "$@"; profile=$2; shift ;;

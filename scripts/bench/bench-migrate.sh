@@ -55,8 +55,8 @@ runtime=40
 plot=$H3100_PROJECT/records/plots/migration-rounds.png
 stall_plot=$H3100_PROJECT/records/plots/migration-stall.png
 keep=''
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
-sim=$H3100_PROJECT/build/tools/h3100-sim
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
+sim=$H3100_BUILD/tools/h3100-sim
 while [ $# -gt 0 ]; do
     case $1 in
     --drive) h3100_need "$@"; drive=$2; shift ;;

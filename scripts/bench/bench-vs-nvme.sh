@@ -39,7 +39,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
 runtime=3
 size=128M
 reps=2
@@ -74,7 +74,7 @@ done
 [[ $size =~ ^[1-9][0-9]*[KMG]$ ]] || h3100_die "--size: e.g. 128M (at most 256M)"
 case $accel in auto|kvm|tcg) ;; *) h3100_die "--accel: auto, kvm or tcg" ;; esac
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
-sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}   # the list of capacities
+sim=${H3100_SIM:-$H3100_BUILD/tools/h3100-sim}   # the list of capacities
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (scripts/test.sh builds it)"
 h3100_check_capacity "$sim" "$capacity"
 case $format in raw|qcow2) ;; *) h3100_die "--format: raw or qcow2" ;; esac

@@ -113,7 +113,7 @@ rinterval=10
 drive=h3100
 state=fresh
 summary=''
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
 mem=1536
 smp=2
 tmo=''
@@ -158,7 +158,7 @@ done
 # profiles' (h3100-sim --profiles, --show-config).  The database is
 # prepared on the H3100 of --capacity; the H3200 of the same NAND (less
 # over-provisioning) is a little larger.
-sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
+sim=${H3100_SIM:-$H3100_BUILD/tools/h3100-sim}
 [ -x "$sim" ] || h3100_die "no h3100-sim at $sim (meson compile -C build)"
 capacity=${capacity^^}
 h3100_check_capacity "$sim" "$capacity"
@@ -386,5 +386,5 @@ python3 "$H3100_PROJECT/scripts/lib/sql_report.py" "$out" --workdir "$workdir" \
     --threads "$threads" --duration "$duration" --seed "$seed" --smp "$smp" --mem "$mem" \
     --accel "${used:-$accel}" --ishift "$ishift" --disk "$disk" --disk-alloc "$disk_alloc" \
     --wall "$wall" --plots "$plots" --summary "$summary" \
-    --vlog-tool "$H3100_PROJECT/build/tools/h3100-vlog"
+    --vlog-tool "$H3100_BUILD/tools/h3100-vlog"
 [ -z "$summary" ] || cp "$out" "$summary.guest"

@@ -38,7 +38,7 @@ runtime=10000
 interval=5
 seed=1
 outdir=''
-sim=${H3100_SIM:-$H3100_PROJECT/build/tools/h3100-sim}
+sim=${H3100_SIM:-$H3100_BUILD/tools/h3100-sim}
 every=30
 
 while [ $# -gt 0 ]; do

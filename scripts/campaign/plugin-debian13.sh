@@ -33,7 +33,7 @@ set -euo pipefail
 
 series=11.1
 root=''
-build=$H3100_PROJECT/build
+build=$H3100_BUILD
 while [ $# -gt 0 ]; do
     case $1 in
     --series) h3100_need "$@"; series=$2; shift ;;

@@ -39,13 +39,13 @@ set -euo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
-sim=$H3100_PROJECT/build/tools/h3100-sim
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
+sim=$H3100_BUILD/tools/h3100-sim
 minutes=34
 capacity=0.8T
 checkpoint=180
 seed=1
-out=$H3100_PROJECT/build/soak
+out=$H3100_BUILD/soak
 
 while [ $# -gt 0 ]; do
     case $1 in

@@ -96,7 +96,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
 accel=${H3100_ACCEL:-auto}
 disk=''
 use_disk=1

@@ -39,7 +39,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
 out='' size=4G suite='' tmo=1800 keep=0
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
 while [ $# -gt 0 ]; do
     case $1 in
     --out) out=$2; keep=1; shift ;;

@@ -6,6 +6,9 @@
 
 H3100_PROJECT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 H3100_CACHE=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}
+# the build the scripts use (QEMU, tools/): the test command's own build
+# directory under meson test (build-11.1 for --qemu-series 11.1)
+H3100_BUILD=${H3100_BUILD:-$H3100_PROJECT/build}
 H3100_QEMU_MIN=10.0
 
 # --- the QEMU series the device builds on (docs/guide/qemu-series.md) ------

@@ -24,7 +24,7 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
-vlog=$GUEST_HERE/../../build/tools/h3100-vlog
+vlog=$H3100_BUILD/tools/h3100-vlog
 [ -n "${H3100_VLOG:-}" ] && vlog=$H3100_VLOG
 tiny="user_bytes=56M,,channels=1,,dies_per_channel=1,,pages_per_block=48,,blocks_per_plane=64,,spare_blocks_per_plane=4,,grown_bad_ppm=0"
 disk=$tmp/h3100.raw

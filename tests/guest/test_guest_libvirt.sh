@@ -21,7 +21,7 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
-qemu=$(readlink -f "${1:-$GUEST_HERE/../../build/qemu-system-x86_64}")
+qemu=$(readlink -f "${1:-$H3100_BUILD/qemu-system-x86_64}")
 for tool in libvirtd virsh runuser; do
     command -v "$tool" >/dev/null ||
         { bad "$tool is installed (scripts/install-deps.sh --qemu)"; finish; }

@@ -26,7 +26,7 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
-qemu=${1:-$GUEST_HERE/../../build/qemu-system-x86_64}
+qemu=${1:-$H3100_BUILD/qemu-system-x86_64}
 qimg=$(dirname "$(readlink -f "$qemu")")/qemu-img
 [ -x "$qimg" ] || qimg="qemu-img"
 tol=${GUEST_MIG_TOLERANCE:-0.5}

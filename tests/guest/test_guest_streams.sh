@@ -18,7 +18,7 @@
 # shellcheck source=tests/guest/guest-lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
 
-tools=$GUEST_HERE/../../build/tools
+tools=$H3100_BUILD/tools
 small="user_bytes=112M,,channels=1,,dies_per_channel=1,,pages_per_block=24,,blocks_per_plane=192,,spare_blocks_per_plane=4,,grown_bad_ppm=0"
 disk=$tmp/h3100.raw
 truncate -s $((112 * 1024 * 1024)) "$disk"
