@@ -20,7 +20,8 @@
  *     a delay fault      h3100_fault_delay() (h3100-fault.c)
  *     its time           h3100_req_wait(): does it wait for the model's
  *                        completion time? (h3100-inflight.c)
- *   h3100_req_post_now   the drive completes it
+ *   h3100_req_post_now   the drive completes it (h3100_reqs_post_now:
+ *                        several at once, each CQ written and told once)
  *     link down          h3100_fault_link_lost(): the completion is lost,
  *                        the request released (h3100-fault.c)
  *     error log          h3100_error_log_add() (h3100-log.c)
@@ -32,8 +33,9 @@
  *
  * Writes that complete no block request of their own (DSM, Format, a
  * namespace's erase) enter at h3100_write_landed() (h3100-io-done.c),
- * other commands at h3100_req_complete(); the due timer and Abort at
- * h3100_req_post_now().
+ * other commands at h3100_req_complete(); Abort at h3100_req_post_now(),
+ * the due timer at h3100_reqs_post_now(): the commands due within its
+ * completion window, one interrupt per CQ.
  *
  * The whole data path, doorbell to interrupt: docs/design/data-path.md.
  */
@@ -82,21 +84,19 @@ void h3100_req_complete(H3100Req *req)
 }
 
 /*
- * The drive completes @req at model time @now (its time has come, or an
- * Abort ends it; it waits on no g->pending): it goes on its CQ's list,
- * out to the CQ as far as there is room, and the host is told.
+ * The drive completes @req at model time @now: it goes on its CQ's list.
+ * NULL when the completion is lost with the link (the request is
+ * released); *@irq false when a lost-irq fault drops its interrupt.
  */
-void h3100_req_post_now(H3100Req *req, uint64_t now)
+static H3100CQueue *h3100_req_enqueue(H3100Req *req, uint64_t now, bool *irq)
 {
     H3100State *s = req->s;
     H3100CQueue *cq = s->cq[req->sq->cqid];
-    bool lost_irq;
-    unsigned posted;
 
     if (h3100_fault_link_lost(s, req)) {
-        return;
+        return NULL;
     }
-    lost_irq = h3100_fault_lost_irq(s, req, now);
+    *irq = !h3100_fault_lost_irq(s, req, now);
     if (req->status && req->status != NVME_NO_COMPLETE) {
         h3100_error_log_add(s, req);
     }
@@ -106,8 +106,64 @@ void h3100_req_post_now(H3100Req *req, uint64_t now)
     QTAILQ_REMOVE(&req->sq->out_list, req, entry);
     QTAILQ_INSERT_TAIL(&cq->req_list, req, entry);
     req->posting = true;
-    posted = h3100_cq_post(s, cq);
-    if (!lost_irq) {
+    return cq;
+}
+
+/* Out to the CQ as far as there is room, and the host is told. */
+static void h3100_cq_flush(H3100State *s, H3100CQueue *cq, bool irq)
+{
+    unsigned posted = h3100_cq_post(s, cq);
+
+    if (irq) {
         h3100_irq_notify(s, cq, posted);
+    }
+}
+
+/*
+ * The drive completes @req at model time @now (its time has come, or an
+ * Abort ends it; it waits on no g->pending).
+ */
+void h3100_req_post_now(H3100Req *req, uint64_t now)
+{
+    H3100CQueue *cq;
+    bool irq;
+
+    cq = h3100_req_enqueue(req, now, &irq);
+    if (cq) {
+        h3100_cq_flush(req->s, cq, irq);
+    }
+}
+
+/*
+ * The commands on @due (off any g->pending, linked by their pend entries)
+ * complete together at model time @now, in @due's order: each goes on its
+ * CQ's list, then each CQ they touched is written once and its host told
+ * once, as a host that reaps a CQ per interrupt would take them anyway.
+ */
+void h3100_reqs_post_now(H3100State *s, H3100ReqList *due, uint64_t now)
+{
+    H3100CQueue *first = NULL, **last = &first, *cq;
+    H3100Req *req;
+    bool irq;
+
+    while ((req = QTAILQ_FIRST(due))) {
+        QTAILQ_REMOVE(due, req, pend);
+        cq = h3100_req_enqueue(req, now, &irq);
+        if (!cq) {
+            continue;
+        }
+        if (!cq->batched) {
+            cq->batched = true;
+            cq->batch_irq = false;
+            cq->batch_next = NULL;
+            *last = cq;
+            last = &cq->batch_next;
+        }
+        cq->batch_irq |= irq;
+    }
+    while ((cq = first)) {
+        first = cq->batch_next;
+        cq->batched = false;
+        h3100_cq_flush(s, cq, cq->batch_irq);
     }
 }

@@ -144,6 +144,7 @@ void h3100_irq_bh(void *opaque);
 /* h3100-complete.c: every command ends here */
 void h3100_req_complete(H3100Req *req);
 void h3100_req_post_now(H3100Req *req, uint64_t now);
+void h3100_reqs_post_now(H3100State *s, H3100ReqList *due, uint64_t now);
 
 /* h3100-req.c: where a command is held, and its release */
 typedef enum H3100Hold {

@@ -126,31 +126,41 @@ static bool h3100_io_overdue(H3100QGroup *g)
 }
 
 /*
- * The commands due by now leave g->pending, the timer is set for the
- * next, and they are posted in the order g->pending had them.
+ * The model time up to which a wake-up for a command due at @now posts:
+ * those due within the completion window go with it (their latency at
+ * most the window short), so one wake-up serves them all.  Only there:
+ * a command is never posted before something was due.
+ */
+static uint64_t h3100_due_by(H3100State *s, uint64_t now)
+{
+    return now + s->completion_window;
+}
+
+/*
+ * The commands due by now (and within the window) leave g->pending, the
+ * timer is set for the next, and they are posted together in the order
+ * g->pending had them.
  */
 void h3100_due_timer_cb(void *opaque)
 {
     H3100QGroup *g = opaque;
     H3100State *s = g->s;
-    QTAILQ_HEAD(, H3100Req) due = QTAILQ_HEAD_INITIALIZER(due);
+    H3100ReqList due = QTAILQ_HEAD_INITIALIZER(due);
     H3100Req *req;
-    uint64_t now;
+    uint64_t now, by;
 
     if (s->hold && s->vcpu_waits && h3100_io_overdue(g)) {
         AIO_WAIT_WHILE(s->ctx, h3100_io_overdue(g));
         h3100_main_loop_wake();
     }
     now = h3100_now(s);
-    while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= now) {
+    by = h3100_due_by(s, now);
+    while ((req = QTAILQ_FIRST(&g->pending)) && req->done_ns <= by) {
         h3100_pending_drop(s, req);
         QTAILQ_INSERT_TAIL(&due, req, pend);
     }
     h3100_group_rearm(g, now);
-    while ((req = QTAILQ_FIRST(&due))) {
-        QTAILQ_REMOVE(&due, req, pend);
-        h3100_req_post_now(req, now);
-    }
+    h3100_reqs_post_now(s, &due, now);
 }
 
 /* A reset: nothing is due any more. */

@@ -191,6 +191,11 @@ static bool h3100_check_props(H3100State *s, char *profile, size_t len,
                    s->state_interval);
         return false;
     }
+    if (s->completion_window > H3100_COMPLETION_WINDOW_MAX_NS) {
+        error_setg(errp, "completion-window=%u: expected 0 (exact) .. %u ns",
+                   s->completion_window, H3100_COMPLETION_WINDOW_MAX_NS);
+        return false;
+    }
     if (s->telemetry_path && !s->telemetry_ms) {
         error_setg(errp, "telemetry-interval must be at least 1 (ms)");
         return false;
@@ -516,6 +521,8 @@ static const Property h3100_props[] = {
     DEFINE_PROP_STRING("firmware", H3100State, firmware),
     DEFINE_PROP_STRING("model-params", H3100State, model_params),
     DEFINE_PROP_BOOL("timing", H3100State, timing, true),
+    DEFINE_PROP_UINT32("completion-window", H3100State, completion_window,
+                       H3100_COMPLETION_WINDOW_NS),
     DEFINE_PROP_BOOL("vwc", H3100State, vwc_present, false),
     DEFINE_PROP_BOOL("kill-safe", H3100State, kill_safe, true),
     DEFINE_PROP_ON_OFF_AUTO("write-cache", H3100State, write_cache,

@@ -31,7 +31,8 @@ static void dev_json_value(GString *j, const char *key, const char *val)
     };
     static const char *const numbers[] = {
         "eui64", "seed", "max-ioqpairs", "mdts", "lba-size",
-        "state-interval", "telemetry-interval", "bootindex", NULL,
+        "state-interval", "telemetry-interval", "bootindex",
+        "completion-window", NULL,
     };
     g_autofree char *esc = g_strescape(val, NULL);
 

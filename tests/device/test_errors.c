@@ -339,6 +339,7 @@ static const struct {
     { ",max-ioqpairs=0", "max-ioqpairs" },
     { ",mdts=0", "mdts" },
     { ",lba-size=1000", "lba-size" },
+    { ",completion-window=100001", "completion-window" },
     { ",model-params=user_bytes=1G", "drive" },   /* 256 MiB image */
     { ",fault=explode", "fault" },
     { ",timing=off,fault=delay,,ms=5", "timing=on" },

@@ -282,6 +282,121 @@ START_TEST(test_timing_on_needs_virtual_time)
 }
 END_TEST
 
+/*
+ * Completions due together: eight 4 KiB reads of data spread over the
+ * drive, rung in one doorbell on a CQ with its own MSI-X vector, with the
+ * clock stepped 1 us at a time.  What came out: how many distinct steps
+ * posted entries, how many steps saw a message, and the first and last.
+ */
+typedef struct Batch {
+    unsigned steps_posting;
+    unsigned steps_msg;
+    int64_t first, last;              /* ns after the doorbell */
+} Batch;
+
+#define BATCH_N 8
+
+static unsigned entries_posted(Dev *d, NvmeQueue *q)
+{
+    unsigned n = 0;
+    NvmeCqe e;
+
+    while (n < BATCH_N) {
+        qt_memread(d->qt, q->cq->addr + ((q->cq->head + n) % q->cq->size) *
+                   16ull, &e, sizeof(e));
+        if ((e.status & 1) != q->cq->phase) {
+            break;
+        }
+        n++;
+    }
+    return n;
+}
+
+static Batch batch_reads(const char *devopts)
+{
+    Dev *d = dev_open_full(TIMING_PARAMS, devopts, "");
+    NvmeHost *h = d->h;
+    uint64_t buf = nh_alloc(h, BATCH_N * 4096, 4096);
+    uint64_t msi = nh_alloc(h, 4096, 4096);
+    Batch b = { 0 };
+    Replay rec[32];
+    unsigned seen = 0;
+    NvmeQueue *q;
+    NvmeSqe sqe;
+    NvmeCqe cqe;
+    int64_t t0;
+
+    prepare_history(d, rec);
+    nh_msix_enable(h);
+    nh_msix_set(h, 2, msi, 0xd0e1, false);
+    q = nh_create_ioq(h, 2, 64, 2);
+    qt_writel(d->qt, msi, 0);
+    for (int i = 0; i < BATCH_N; i++) {
+        nh_sqe_init(&sqe, NVME_CMD_READ, 1);
+        sqe.prp1 = buf + i * 4096;
+        sqe.cdw10 = 8192 + i * 256;
+        sqe.cdw12 = 7;
+        nh_sq_put(h, q, &sqe, false);
+    }
+    t0 = qt_clock_now(d->qt);
+    nh_sq_ring(h, q);
+    g_usleep(50000);                  /* fetched, the host's I/O back */
+    for (int us = 0; us < 20000 && seen < BATCH_N; us++) {
+        unsigned n = entries_posted(d, q);
+
+        if (n > seen) {
+            b.last = qt_clock_now(d->qt) - t0;
+            b.first = seen ? b.first : b.last;
+            b.steps_posting++;
+            seen = n;
+        }
+        if (qt_readl(d->qt, msi)) {
+            b.steps_msg++;
+            qt_writel(d->qt, msi, 0);
+        }
+        qt_clock_step(d->qt, 1000);
+    }
+    ck_assert_msg(seen == BATCH_N, "%s: %u of %u reads completed in 20 ms",
+                  devopts, seen, BATCH_N);
+    for (int i = 0; i < BATCH_N; i++) {
+        ck_assert(nh_wait(h, q, &cqe, 1000000));
+        ck_status(nh_status(&cqe), 0, "batched read");
+    }
+    fprintf(stderr, "%s: %u reads posted in %u steps (%u with a message), "
+            "%" PRId64 "..%" PRId64 " ns after the doorbell\n", devopts,
+            BATCH_N, b.steps_posting, b.steps_msg, b.first, b.last);
+    dev_close(d);
+    return b;
+}
+
+/*
+ * A wake-up posts every command due within completion-window of the first
+ * with it, never earlier than the first's model time, with one message.
+ */
+START_TEST(test_completion_window)
+{
+    Batch exact = batch_reads(",timing=on,completion-window=0");
+    Batch wide = batch_reads(",timing=on,completion-window=100000");
+
+    ck_assert_msg(exact.steps_posting >= 2 && exact.last > exact.first,
+                  "test setup: the %u reads fell due together (%" PRId64
+                  "..%" PRId64 " ns)", BATCH_N, exact.first, exact.last);
+    ck_assert_msg(exact.steps_msg == exact.steps_posting, "window 0: %u "
+                  "steps posted entries, %u had a message",
+                  exact.steps_posting, exact.steps_msg);
+    ck_assert_msg(exact.last - exact.first < 100000, "test setup: the "
+                  "reads spread over %" PRId64 " ns, more than the window",
+                  exact.last - exact.first);
+    ck_assert_msg(wide.steps_posting == 1 && wide.steps_msg == 1,
+                  "window 100 us: posted in %u steps with %u messages, "
+                  "expected all in one with one", wide.steps_posting,
+                  wide.steps_msg);
+    ck_assert_msg(wide.first == exact.first, "window 100 us: posted at %"
+                  PRId64 " ns, the first read's model time is %" PRId64,
+                  wide.first, exact.first);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("timing");
@@ -292,5 +407,6 @@ int main(void)
     tcase_add_test(tc, test_timing_on_write);
     tcase_add_test(tc, test_timing_off_is_immediate);
     tcase_add_test(tc, test_timing_on_needs_virtual_time);
+    tcase_add_test(tc, test_completion_window);
     return dev_main(s);
 }
