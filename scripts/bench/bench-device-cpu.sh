@@ -12,6 +12,9 @@
 # with two for the I/O queues (iothread-vq-mapping): a 2-vCPU guest, fio
 # with two jobs, one per vCPU, so Linux submits on qid 1 and qid 2; in
 # iot1 both queues are io1's, in iot2 qid 1 is io1's and qid 2 io2's.
+# perf samples the device's threads during every job: the ns per command
+# spent in the device's own code (hw/ and models/) and in QEMU's nvme's
+# (hw/nvme), apart from the main loop, the kernel and TCG.
 #
 #   scripts/bench/bench-device-cpu.sh [options]
 #
@@ -28,12 +31,21 @@
 #                                 IOThread (its jobs: QD32 random read
 #                                 and write, two fio jobs, one per vCPU)
 #                       iot2      the same, qid 1 and qid 2 in two
+#                       deep      timing on, -smp 2, the deepest load this
+#                                 machine drives: two fio jobs, one per
+#                                 vCPU (qids 1 and 2), random reads at
+#                                 QD128, 64 commands per doorbell (its
+#                                 one job)
+#                       nvme-deep QEMU's nvme with deep's job
 #   --commands N      commands per job (default 20000)
-#   --perf CONFIG     also profile the device thread (perf record) during
-#                     CONFIG's QD32 random read, and print where its time
-#                     goes (default on; none: no profile)
+#   --perf LIST       the configurations whose jobs are profiled (perf
+#                     record of the device's threads, a sample every
+#                     100 us of their CPU time): own code per command;
+#                     'all' (default) or 'none'
+#   --window NS       dapustor-h3100's completion-window (default: the
+#                     device's)
 #   --out DIR         the table (cpu.txt), the samples (samples.txt), the
-#                     profile and the plot (default $H3100_CACHE/bench-device-cpu)
+#                     profiles (perf/) and the plot (default $H3100_CACHE/bench-device-cpu)
 #   --qemu PATH       default build/qemu-system-x86_64 (or $H3100_QEMU)
 #
 # The columns: ns of the device thread per command, less what it spends
@@ -48,17 +60,21 @@ set -euo pipefail
 # shellcheck source=scripts/lib/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/lib.sh"
 
-qemu=${H3100_QEMU:-$H3100_PROJECT/build/qemu-system-x86_64}
-configs=nvme,off,on,iothread,vwc,mix,iot1,iot2
+qemu=${H3100_QEMU:-$H3100_BUILD/qemu-system-x86_64}
+all_configs=nvme,off,on,iothread,vwc,mix,iot1,iot2,deep,nvme-deep
+configs=$all_configs
 commands=20000
-perf_cfg=on
+perf_cfgs=all
+perf_period=100000
+window=''
 out=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/bench-device-cpu
 
 while [ $# -gt 0 ]; do
     case $1 in
     --configs) h3100_need "$@"; configs=$2; shift ;;
     --commands) h3100_need "$@"; commands=$2; shift ;;
-    --perf) h3100_need "$@"; perf_cfg=$2; shift ;;
+    --perf) h3100_need "$@"; perf_cfgs=$2; shift ;;
+    --window) h3100_need "$@"; window=$2; shift ;;
     --out) h3100_need "$@"; out=$2; shift ;;
     --qemu) h3100_need "$@"; qemu=$2; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
@@ -67,25 +83,31 @@ while [ $# -gt 0 ]; do
     shift
 done
 [[ $commands =~ ^[1-9][0-9]*$ ]] || h3100_die "--commands: a positive integer"
+[ -z "$window" ] || [[ $window =~ ^[0-9]+$ ]] || h3100_die "--window: ns, an integer"
+known() { [[ ",$all_configs," == *",$1,"* ]]; }
 IFS=, read -r -a cfgs <<<"$configs"
 for c in "${cfgs[@]}"; do
-    case $c in nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
-    *) h3100_die "--configs: nvme, off, on, iothread, vwc, mix, iot1 or iot2, not '$c'" ;;
-    esac
+    known "$c" || h3100_die "--configs: one of $all_configs, not '$c'"
 done
-case $perf_cfg in none|nvme|off|on|iothread|vwc|mix|iot1|iot2) ;;
-*) h3100_die "--perf: a configuration or none" ;;
-esac
+[ "$perf_cfgs" != all ] || perf_cfgs=$configs
+[ "$perf_cfgs" != none ] || perf_cfgs=''
+IFS=, read -r -a pcfgs <<<"$perf_cfgs"
+for c in "${pcfgs[@]}"; do
+    known "$c" || h3100_die "--perf: all, none or configurations, not '$c'"
+done
 [ -x "$qemu" ] || h3100_die "no QEMU at $qemu (scripts/test.sh builds it)"
-if [ "$perf_cfg" != none ] && ! command -v perf >/dev/null; then
+if [ -n "$perf_cfgs" ] && ! command -v perf >/dev/null; then
     h3100_die "--perf needs perf (apt install linux-perf), or --perf none"
 fi
+profiled() { [[ ",$perf_cfgs," == *",$1,"* ]]; }
 
 h3100_tmpdir devcpu
 watch_pid=''
 # shellcheck disable=SC2317  # called by the trap
 h3100_on_exit() { [ -z "$watch_pid" ] || kill "$watch_pid" 2>/dev/null || true; }
 mkdir -p "$out"
+rm -rf "$out/perf"
+mkdir -p "$out/perf"
 dbytes=$((1024 * 1024 * 1024))
 
 # --- the guest script ----------------------------------------------------------
@@ -99,31 +121,42 @@ cmds() {
     nvme smart-log /dev/nvme0 | awk -F: '/^host_(read|write)_commands/ {
         gsub(/[ ,]/, "", $2); n += $2 } END { print n + 0 }'
 }
+# the interrupts Linux took from the drive's I/O queues (nvme0q1..), all CPUs
+irqs() {
+    awk '$NF ~ /^nvme0q[1-9]/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i }
+        END { print n + 0 }' /proc/interrupts
+}
 mark() { echo "@@MARK $*"; sleep 1; }
 job() {  # job NAME FIO-OPTIONS...
     name=$1; shift
-    c0=$(cmds)
+    c0=$(cmds) i0=$(irqs)
     mark begin "$name"
     fio --name="$name" --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
         --size=512M --io_size=1T --number_ios="$N" \
         --randrepeat=1 --norandommap=1 --output-format=terse --terse-version=3 \
         "$@" >/tmp/j.t 2>/tmp/j.e || { cat /tmp/j.e; exit 1; }
     mark end "$name"
-    c1=$(cmds)
-    echo "@@CMDS $name $((c1 - c0))"
+    c1=$(cmds) i1=$(irqs)
+    echo "@@CMDS $name $((c1 - c0)) $((i1 - i0))"
 }
 fio --name=fill --filename=/dev/nvme0n1 --ioengine=libaio --direct=1 \
     --rw=write --bs=128k --iodepth=8 --size=512M >/dev/null 2>&1 || exit 1
 mark begin idle
 sleep 3
 mark end idle
-echo "@@CMDS idle 0"
+echo "@@CMDS idle 0 0"
 if [ "$IOT" = 1 ]; then
     # one job per vCPU: blk-mq maps CPU N's submissions to qid N + 1
     set -- --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split \
         --group_reporting
     job randread-qd32x2 --rw=randread --bs=4k --iodepth=32 "$@"
     job randwrite-qd32x2 --rw=randwrite --bs=4k --iodepth=32 "$@"
+elif [ "$DEEP" = 1 ]; then
+    # one job per vCPU (qids 1 and 2), 64 commands per doorbell
+    job randread-qd128x2-b64 --rw=randread --bs=4k --iodepth=128 \
+        --iodepth_batch_submit=64 --iodepth_batch_complete_min=64 \
+        --numjobs=2 --cpus_allowed=0-1 --cpus_allowed_policy=split \
+        --group_reporting
 elif [ "$MIX" = 1 ]; then
     job mix --rw=randrw --rwmixread=50 --iodepth=16 \
         --bssplit=512/15:4k/40:8k/15:64k/15:128k/15 --blockalign=512
@@ -171,11 +204,26 @@ dev_thread() {
     *) echo qemu-system-x86 ;;
     esac
 }
-# watch CFG: sample at each mark the guest prints; perf during one job.
-# Ends at the guest's end line (tail follows until this script exits,
-# at the latest).
+# the device's threads in CFG, as the table counts them
+dev_threads() {
+    case $1 in
+    iot1|iot2) echo qemu-system-x86 IO_io1 IO_io2 ;;
+    *) dev_thread "$1" ;;
+    esac
+}
+# perf_tids CFG: their thread ids, comma-separated
+perf_tids() {
+    local n tids=''
+    for n in $(dev_threads "$1"); do
+        tids+=${tids:+,}$(pid_of_thread "$n")
+    done
+    echo "$tids"
+}
+# watch CFG: sample at each mark the guest prints; perf during each job
+# of a profiled CFG.  Ends at the guest's end line (tail follows until
+# this script exits, at the latest).
 watch() {
-    local cfg=$1 line what name ppid='' tid tpid
+    local cfg=$1 line what name ppid='' tpid
     rm -f "$tmp/watch.fifo"
     mkfifo "$tmp/watch.fifo"
     tail -n +1 -F --pid=$$ "$tmp/run.err" >"$tmp/watch.fifo" 2>/dev/null &
@@ -190,11 +238,9 @@ watch() {
                 ppid=''
             fi
             sample "$cfg" "$what" "$name"
-            if [ "$what" = begin ] && [ "$cfg" = "$perf_cfg" ] &&
-               [ "$name" = randread-qd32 ]; then
-                tid=$(pid_of_thread "$(dev_thread "$cfg")")
-                perf record -q -g -t "$tid" -o "$out/perf-$cfg.data" \
-                    >/dev/null 2>&1 &
+            if [ "$what" = begin ] && [ "$name" != idle ] && profiled "$cfg"; then
+                perf record -q -e cpu-clock -c "$perf_period" -t "$(perf_tids "$cfg")" \
+                    -o "$out/perf/$cfg.$name.data" >/dev/null 2>&1 &
                 ppid=$!
             fi
             ;;
@@ -215,10 +261,12 @@ pid_of_thread() {
 device_args() {
     local d="driver=null-co,size=$dbytes,read-zeroes=on,if=none,id=d0"
     local h="dapustor-h3100,drive=d0,capacity=0.8T,model-params=user_bytes=$dbytes"
+    local w=${window:+,completion-window=$window}
+    h+=$w
     case $1 in
-    nvme) echo "-drive $d -device nvme,drive=d0,serial=bench" ;;
+    nvme|nvme-deep) echo "-drive $d -device nvme,drive=d0,serial=bench" ;;
     off) echo "-drive $d -device $h,timing=off" ;;
-    on|mix) echo "-drive $d -device $h" ;;
+    on|mix|deep) echo "-drive $d -device $h" ;;
     iothread) echo "-object iothread,id=io0 -drive $d -device $h,iothread=io0" ;;
     vwc) echo "-drive $d -device $h,vwc=on" ;;
     iot1|iot2)
@@ -228,17 +276,19 @@ device_args() {
         printf '%s' "-object iothread,id=io1 -object iothread,id=io2 -drive $d "
         printf '%s' "-device {\"driver\":\"dapustor-h3100\",\"drive\":\"d0\","
         printf '%s' "\"capacity\":\"0.8T\",\"model-params\":\"user_bytes=$dbytes\","
+        [ -z "$window" ] || printf '%s' "\"completion-window\":$window,"
         printf '%s\n' "\"iothread-vq-mapping\":[$m]}"
         ;;
     esac
 }
 # vCPUs of CFG's guest
-smp() { case $1 in iot1|iot2) echo 2 ;; *) echo 1 ;; esac; }
+smp() { case $1 in iot1|iot2|deep|nvme-deep) echo 2 ;; *) echo 1 ;; esac; }
 
 : >"$tmp/samples.txt"
 for cfg in "${cfgs[@]}"; do
     { echo "MIX=$([ "$cfg" = mix ] && echo 1 || echo 0)"
       echo "IOT=$(case $cfg in iot1|iot2) echo 1 ;; *) echo 0 ;; esac)"
+      echo "DEEP=$(case $cfg in deep|nvme-deep) echo 1 ;; *) echo 0 ;; esac)"
       cat "$tmp/guest.body"; } >"$tmp/guest.sh"
     : >"$tmp/run.err"
     rm -f "$tmp/qemu.pid"
@@ -269,27 +319,20 @@ python3 "$H3100_PROJECT/scripts/lib/device_cpu_report.py" "$tmp/samples.txt" "$t
     --configs "$configs" --commands "$commands" | tee "$out/cpu.txt"
 cp "$tmp/rows.txt" "$out/rows.txt"
 
-# --- where the device thread's time goes ------------------------------------------
-if [ "$perf_cfg" != none ] && [ -s "$out/perf-$perf_cfg.data" ]; then
-    perf report -i "$out/perf-$perf_cfg.data" --no-children --sort symbol \
-        --stdio -q -g none 2>/dev/null |
-        awk 'NF >= 2 && $1 ~ /%$/ && ++n <= 60' >"$out/perf-$perf_cfg.txt"
+# --- the device's own code per command ----------------------------------------------
+# each profile as text, then the table: scripts/lib/perf_own_code.py
+if [ -n "$perf_cfgs" ]; then
+    for f in "$out"/perf/*.data; do
+        [ -s "$f" ] || continue
+        perf report -i "$f" -n --no-children --sort symbol --stdio -q -g none \
+            >"${f%.data}.txt" 2>/dev/null || true
+    done
+    groups=''
+    ! profiled on || groups=on:randread-qd32
     echo
-    echo "device thread, $perf_cfg, randread-qd32: where its time goes (perf, self)"
-    awk '{
-        p = $1; sub(/%/, "", p); k = ($2 == "[k]"); s = $3
-        if (s ~ /^h3100_/) g = "device (h3100_*)"
-        else if (s ~ /^(address_space|flatview|memory_region|dma_|qemu_sglist|iov|pci_dma)/) g = "guest memory / DMA"
-        else if (s ~ /^(msix|msi_|apic|ioapic|cpu_interrupt|qemu_cpu_kick)/) g = "interrupts"
-        else if (s ~ /^(blk_|bdrv_|null_|coroutine|qemu_co|qemu_coroutine)/) g = "block layer"
-        else if (k && s ~ /schedule|task_switch|wake|futex|spin_unlock|hrtimeout|__switch_to/) g = "kernel: sleep / wake-up"
-        else if (s ~ /^(aio_|qemu_poll|ppoll|g_main|g_source|main_loop|timerlist|qemu_clock|timer_|qemu_bh|event_notifier|qemu_mutex|qemu_cond|qemu_event|g_mutex|g_poll)/ || (k && s ~ /poll|eventfd|signalfd|fdget|syscall/)) g = "main loop, poll, locks"
-        else if (k) g = "kernel: other"
-        else g = "other"
-        t[g] += p
-    } END { for (g in t) printf "  %5.1f%%  %s\n", t[g], g }' "$out/perf-$perf_cfg.txt" |
-        sort -rn | tee "$out/perf-$perf_cfg-groups.txt"
-    echo "  (top symbols: $out/perf-$perf_cfg.txt)"
+    python3 "$H3100_PROJECT/scripts/lib/perf_own_code.py" "$tmp/rows.txt" "$out/perf" \
+        --objects "$(dirname "$(readlink -f "$qemu")")" --period "$perf_period" \
+        ${groups:+--groups "$groups"} | tee "$out/own.txt"
 fi
 
 # --- the plot ---------------------------------------------------------------------

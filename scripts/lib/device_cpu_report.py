@@ -6,10 +6,12 @@
 
 SAMPLES: one line per QEMU thread at each mark of each job,
 CONFIG WHAT JOB NOW_NS THREAD RUNTIME_NS WAKES (WHAT: begin or end).
-CMDS: CONFIG JOB COMMANDS, the commands the drive counted in each job.
+CMDS: CONFIG JOB COMMANDS [IRQS], the commands the drive counted in each
+job and the interrupts the guest took from its I/O queues.
 THREAD: the device thread's name with an IOThread (--io) and without
 (--main).  Writes ROWS, per configuration and job, CONFIG JOB COMMANDS
-WALL_NS DEVICE_NS VCPU_NS WAKES: the device thread's run time and
+WALL_NS DEVICE_NS VCPU_NS WAKES IRQS (- when CMDS has none): the device
+thread's run time and
 wake-ups between the job's marks less its idle phase's rate times the
 job's wall time (at least 0); prints the table, its notes and each
 configuration's ratio to QEMU's nvme.
@@ -67,21 +69,25 @@ def rows(samples, cmds, io, main):
             continue
         d -= idle.get(cfg, 0) * w
         z -= idle_wakes.get(cfg, 0) * w
-        out.append("%s %s %d %.0f %.0f %.0f %.0f" % (cfg, job, int(cmds.get(key, 0)), w,
-                                                    max(d, 0), c, max(z, 0)))
+        n, irqs = cmds.get(key, (0, None))
+        out.append("%s %s %d %.0f %.0f %.0f %.0f %s" % (cfg, job, int(n), w, max(d, 0), c,
+                                                       max(z, 0), "-" if irqs is None else
+                                                       "%d" % irqs))
     return out
 
 
 def table(rows_text, configs, commands):
-    out = ["%-9s %-20s %8s %7s %12s %8s %8s %11s" % (
-        "config", "job", "commands", "kIOPS", "device ns", "ns/cmd", "wakes/cmd", "vCPU ns/cmd")]
+    out = ["%-9s %-20s %8s %7s %12s %8s %8s %8s %11s" % (
+        "config", "job", "commands", "kIOPS", "device ns", "ns/cmd", "wakes/cmd", "irqs/cmd",
+        "vCPU ns/cmd")]
     per_cmd, jobs = {}, []
     for line in rows_text:
-        cfg, job, n, w, d, c, z = line.split()
+        cfg, job, n, w, d, c, z, q = line.split()
         n, w, d, c, z = int(n), float(w), float(d), float(c), float(z)
-        out.append("%-9s %-20s %8d %s %12.0f %s %s %s" % (
+        out.append("%-9s %-20s %8d %s %12.0f %s %s %s %s" % (
             cfg, job, n, fmt("%7.1f", div(n, w) * 1e6), d, fmt("%8.0f", div(d, n)),
-            fmt("%8.2f", div(z, n)), fmt("%11.0f", div(c, n))))
+            fmt("%8.2f", div(z, n)), "%8s" % q if q == "-" else fmt("%8.2f", div(int(q), n)),
+            fmt("%11.0f", div(c, n))))
         per_cmd[cfg, job] = div(d, n)
         if job not in jobs:
             jobs.append(job)
@@ -89,18 +95,22 @@ def table(rows_text, configs, commands):
             "(device thread: the main loop, or the IOThread for iothread, or the main",
             " loop and IOThreads io1 and io2 summed for iot1 and iot2; its idle run",
             " time and wake-ups subtracted; wakes: the device thread's voluntary",
-            " context switches; vCPU: the TCG vCPU threads; null-co backend, fio",
+            " context switches; irqs: the guest's interrupts from the I/O queues;",
+            " vCPU: the TCG vCPU threads; null-co backend, fio",
             " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1",
             " and iot2), %s commands per job and fio job)" % commands]
-    # the ratio to QEMU's nvme, per job, configurations in the run's order
-    cfgs = [c for c in configs.split(",") if c not in ("nvme", "mix")]
-    if ("nvme", "randread-qd1") in per_cmd:
-        out += ["", "%-15s" % "ratio to nvme" + "".join(" %9s" % c for c in cfgs)]
+    # the ratio to QEMU's nvme (nvme-deep for deep's job), per job,
+    # configurations in the run's order
+    refs = ("nvme", "nvme-deep")
+    cfgs = [c for c in configs.split(",") if c not in refs + ("mix",)]
+    ref = {job: per_cmd[r, job] for r in refs for job in jobs if (r, job) in per_cmd}
+    if ref:
+        out += ["", "%-22s" % "ratio to nvme" + "".join(" %9s" % c for c in cfgs)]
         for job in jobs:
-            if ("nvme", job) not in per_cmd:
+            if job not in ref:
                 continue
-            out.append("%-15s" % job + "".join(
-                " %9s" % (fmt("%.2f", div(per_cmd[c, job], per_cmd["nvme", job]))
+            out.append("%-22s" % job + "".join(
+                " %9s" % (fmt("%.2f", div(per_cmd[c, job], ref[job]))
                           if (c, job) in per_cmd else "-") for c in cfgs))
     return out
 
@@ -120,7 +130,8 @@ def main():
         for line in f:
             w = line.split()
             if len(w) >= 2:
-                cmds[w[0], w[1]] = float(w[2]) if len(w) > 2 else 0
+                cmds[w[0], w[1]] = (float(w[2]) if len(w) > 2 else 0,
+                                    int(w[3]) if len(w) > 3 else None)
     with open(o.samples) as f:
         r = rows(f, cmds, o.io, o.main)
     with open(o.rows, "w") as f:

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The benchmark reporters on saved inputs: scripts/lib/sql_report.py (the
 report of sql-bench.sh), scripts/lib/device_cpu_report.py (the table of
-bench-device-cpu.sh) and scripts/lib/migrate_report.py (the table of
-bench-migrate.sh) print, line for line, what the expected files in
+bench-device-cpu.sh), scripts/lib/perf_own_code.py (its own code per
+command, from perf profiles and the objects of a build: here three
+objects compiled from tests/cli/data/reports/own-code/) and
+scripts/lib/migrate_report.py (the table of bench-migrate.sh) print, line for line, what the expected files in
 tests/cli/data/reports/ hold.  The inputs are made up in the shape of the
 real ones (the guest's @@ lines among sysbench's and pgbench's output, a
 telemetry file, thread samples, migration traces and fio latency logs);
@@ -76,6 +78,22 @@ with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
           (data / "device-cpu.expected").read_text())
     check("device_cpu_report.py: rows.txt", pathlib.Path(rows).read_text() if
           os.path.exists(rows) else "", (data / "device-cpu.rows").read_text())
+
+with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
+    own = data / "own-code"
+    # meson's object names say whose an object is
+    objs = {"h3100.c": "hw_dapustor-h3100_hw_h3100-complete.c.o",
+            "nvme.c": "hw_nvme_ctrl.c.o", "other.c": "sub/util_aio-posix.c.o"}
+    for src, obj in objs.items():
+        os.makedirs(os.path.dirname(os.path.join(tmp, obj)), exist_ok=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-c", str(own / src), "-o",
+                        os.path.join(tmp, obj)], check=True)
+    got = subprocess.run(
+        [sys.executable, str(lib / "perf_own_code.py"), str(own / "rows"), str(own / "prof"),
+         "--objects", tmp, "--period", "100000", "--groups", "on:randread-qd32"],
+        stdout=subprocess.PIPE, text=True, check=False).stdout
+    check("perf_own_code.py: own code per command, a copied inline nobody's, the groups",
+          got, (own / "expected").read_text())
 
 with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
     for name in ("nvme", "h3100-full"):
