@@ -332,7 +332,7 @@ if [ -n "$perf_cfgs" ]; then
     echo
     python3 "$H3100_PROJECT/scripts/lib/perf_own_code.py" "$tmp/rows.txt" "$out/perf" \
         --objects "$(dirname "$(readlink -f "$qemu")")" --period "$perf_period" \
-        ${groups:+--groups "$groups"} | tee "$out/own.txt"
+        ${groups:+--groups "$groups"} --plot-data "$tmp/own.dat" | tee "$out/own.txt"
 fi
 
 # --- the plot ---------------------------------------------------------------------
@@ -351,5 +351,22 @@ set grid ytics
 plot '$tmp/plot.dat' using 0:2:xtic(1) with boxes notitle
 EOF
     [ -s "$out/bench-device-cpu.png" ] && h3100_say "plot: $out/bench-device-cpu.png"
+    if [ -s "$tmp/own.dat" ]; then
+        gnuplot <<EOF || h3100_say "gnuplot failed; no plot of the own code"
+set terminal png size 1000,500
+set output '$out/bench-device-own.png'
+set title "The device thread's CPU per command, and its own code's (perf)"
+set ylabel 'ns per command'
+set logscale y
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.6
+set xtics rotate by -45 font ',8'
+set grid ytics
+set key outside top center horizontal
+plot '$tmp/own.dat' using 2:xtic(1) title 'device thread', '' using 3 title 'own code (hw/ + models/, or hw/nvme)'
+EOF
+        [ -s "$out/bench-device-own.png" ] && h3100_say "plot: $out/bench-device-own.png"
+    fi
 fi
 h3100_say "table: $out/cpu.txt"

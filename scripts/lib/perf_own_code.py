@@ -2,6 +2,7 @@
 """The device's own code per command, from bench-device-cpu.sh's profiles.
 
   perf_own_code.py ROWS PROFILES --objects DIR --period NS [--groups CONFIG:JOB]
+                   [--plot-data FILE]
 
 ROWS: device_cpu_report.py's rows, CONFIG JOB COMMANDS WALL_NS DEVICE_NS
 VCPU_NS WAKES.  PROFILES: a directory with CONFIG.JOB.txt for each
@@ -21,6 +22,7 @@ and share of the samples (the device's for dapustor-h3100's
 configurations, hw/nvme's for those named nvme*).  With --groups, one
 job's profile in groups: own code, guest memory and DMA, interrupts, the
 block layer, the main loop and locks, the kernel's sleeps and wake-ups.
+--plot-data writes CONFIG/JOB THREAD_NS OWN_NS per profiled job, for gnuplot.
 """
 
 import argparse
@@ -106,6 +108,7 @@ def main():
     ap.add_argument("--objects", required=True)
     ap.add_argument("--period", type=int, required=True)
     ap.add_argument("--groups")
+    ap.add_argument("--plot-data")
     o = ap.parse_args()
     sets = own_symbols(o.objects)
     if not sets["h3100"]:
@@ -114,6 +117,7 @@ def main():
         return 1
     out = ["%-9s %-22s %9s %12s %10s %6s" % ("config", "job", "ns/cmd", "profiled",
                                               "own ns/cmd", "own %")]
+    plot = []
     for line in open(o.rows):
         cfg, job, n, _, dev = line.split()[:5]
         path = os.path.join(o.profiles, "%s.%s.txt" % (cfg, job))
@@ -126,6 +130,7 @@ def main():
         out.append("%-9s %-22s %9.0f %12.0f %10.0f %6.1f" % (
             cfg, job, float(dev) / int(n), total * o.period / int(n),
             mine * o.period / int(n), 100.0 * mine / total if total else 0))
+        plot.append("%s/%s %.0f %.0f" % (cfg, job, float(dev) / int(n), mine * o.period / int(n)))
     out += ["",
             "(ns/cmd: the device thread's, idle subtracted; profiled: its perf",
             " samples x %d ns per command, idle included; own: the samples in" % o.period,
@@ -146,6 +151,9 @@ def main():
             out += ["  %5.1f%%  %s" % (100.0 * s / total, g)
                     for g, s in sorted(groups.items(), key=lambda x: (-x[1], x[0]))]
     print("\n".join(out))
+    if o.plot_data:
+        with open(o.plot_data, "w") as f:
+            f.writelines(line + "\n" for line in plot)
     return 0
 
 
