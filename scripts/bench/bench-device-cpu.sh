@@ -261,8 +261,7 @@ pid_of_thread() {
 device_args() {
     local d="driver=null-co,size=$dbytes,read-zeroes=on,if=none,id=d0"
     local h="dapustor-h3100,drive=d0,capacity=0.8T,model-params=user_bytes=$dbytes"
-    local w=${window:+,completion-window=$window}
-    h+=$w
+    h+=${window:+,completion-window=$window}
     case $1 in
     nvme|nvme-deep) echo "-drive $d -device nvme,drive=d0,serial=bench" ;;
     off) echo "-drive $d -device $h,timing=off" ;;

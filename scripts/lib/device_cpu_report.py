@@ -97,8 +97,8 @@ def table(rows_text, configs, commands):
             " time and wake-ups subtracted; wakes: the device thread's voluntary",
             " context switches; irqs: the guest's interrupts from the I/O queues;",
             " vCPU: the TCG vCPU threads; null-co backend, fio",
-            " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1",
-            " and iot2), %s commands per job and fio job)" % commands]
+            " libaio O_DIRECT in a 1-vCPU TCG guest (2 vCPUs and 2 fio jobs for iot1,",
+            " iot2, deep and nvme-deep), %s commands per job and fio job)" % commands]
     # the ratio to QEMU's nvme (nvme-deep for deep's job), per job,
     # configurations in the run's order
     refs = ("nvme", "nvme-deep")

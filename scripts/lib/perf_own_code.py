@@ -5,7 +5,7 @@
                    [--plot-data FILE]
 
 ROWS: device_cpu_report.py's rows, CONFIG JOB COMMANDS WALL_NS DEVICE_NS
-VCPU_NS WAKES.  PROFILES: a directory with CONFIG.JOB.txt for each
+VCPU_NS WAKES IRQS (the first five are read).  PROFILES: a directory with CONFIG.JOB.txt for each
 profiled job, `perf report -n --no-children --sort symbol --stdio -q -g
 none` of the device's threads sampled every NS of their CPU time
 (`perf record -e cpu-clock -c NS`).  DIR: the QEMU build the runs used;
@@ -88,6 +88,14 @@ def read_profile(path):
     return prof
 
 
+def job_profile(o, sets, cfg, job):
+    """The profile of CFG's JOB and the symbols that are its device's own, or None."""
+    path = os.path.join(o.profiles, "%s.%s.txt" % (cfg, job))
+    if not os.path.exists(path):
+        return None
+    return read_profile(path), sets["nvme" if cfg.startswith("nvme") else "h3100"]
+
+
 def group_of(sym, kernel, own):
     if sym in own:
         return "own code"
@@ -120,11 +128,10 @@ def main():
     plot = []
     for line in open(o.rows):
         cfg, job, n, _, dev = line.split()[:5]
-        path = os.path.join(o.profiles, "%s.%s.txt" % (cfg, job))
-        if not os.path.exists(path) or not int(n):
+        found = job_profile(o, sets, cfg, job)
+        if not found or not int(n):
             continue
-        own = sets["nvme" if cfg.startswith("nvme") else "h3100"]
-        prof = read_profile(path)
+        prof, own = found
         total = sum(s for s, _, _ in prof)
         mine = sum(s for s, _, sym in prof if sym in own)
         out.append("%-9s %-22s %9.0f %12.0f %10.0f %6.1f" % (
@@ -138,10 +145,9 @@ def main():
             " hw/nvme's for nvme configurations)"]
     if o.groups:
         cfg, _, job = o.groups.partition(":")
-        path = os.path.join(o.profiles, "%s.%s.txt" % (cfg, job))
-        if os.path.exists(path):
-            own = sets["nvme" if cfg.startswith("nvme") else "h3100"]
-            prof = read_profile(path)
+        found = job_profile(o, sets, cfg, job)
+        if found:
+            prof, own = found
             total = sum(s for s, _, _ in prof) or 1
             groups = {}
             for s, k, sym in prof:
