@@ -62,20 +62,25 @@ typedef struct Superblock {
      * FTL_UNMAPPED; every valid slot names its lpn.
      */
     uint32_t *p2l;
+    /* or its lpns in a list (ftl_rmap.c: FtlLpnList), if it holds one */
+    uint16_t *lpns;
+    uint32_t lpns_len;                /* 16-bit units in use */
+    uint32_t lpns_cap;                /* 16-bit units allocated */
     uint32_t valid;                   /* slots the logical map points at */
     uint32_t wp;                      /* slots written */
     uint32_t erase_count;
     uint8_t state;
     uint8_t stream;
-    uint8_t rmap;                     /* FtlRmapKind of its p2l */
+    uint8_t rmap;                     /* FtlRmapKind of its p2l or lpns */
 } Superblock;
 
-/* Why a superblock holds its reverse map (ftl_rmap.c). */
+/* Which reverse map a superblock holds, and why (ftl_rmap.c). */
 typedef enum FtlRmapKind {
     RMAP_NONE,                        /* it holds none */
-    RMAP_OPEN,                        /* filled as it is written */
-    RMAP_YOUNG,                       /* closed lately: in the young ring */
-    RMAP_OLD,                         /* kept or built for reclaim */
+    RMAP_OPEN,                        /* p2l, filled as it is written */
+    RMAP_YOUNG,                       /* p2l, closed lately: the young ring */
+    RMAP_LIST,                        /* lpns, built for reclaim */
+    RMAP_BUILT,                       /* p2l, built from lpns for reclaim */
 } FtlRmapKind;
 
 typedef struct FtlHooks {
@@ -143,16 +148,17 @@ enum { BB_SPARE = 0, BB_USED = 1, BB_BAD = 2 };
 #define FTL_CHUNK_PAGES (FTL_CHUNK_SLOTS / FTL_L2P_PAGE_SLOTS)
 
 /*
- * Reverse maps held by closed superblocks: those of the most recently
- * closed 1/FTL_RMAP_YOUNG_SHARE of the superblocks (young: hot data
- * invalidates there, so reclaim often takes them soon), and beyond them
- * those of the 1/FTL_RMAP_OLD_SHARE with the fewest valid slots
- * (reclaim's next victims, built a share at a time by one pass over the
- * logical map: the larger the share, the rarer the pass).  About 0.7
- * bytes per written 4 KiB of a full drive in all.
+ * Reverse maps held by closed superblocks (ftl_rmap.c): the full maps of
+ * the most recently closed 1/FTL_RMAP_YOUNG_SHARE of the superblocks
+ * (young: hot data invalidates there, so reclaim often takes them soon),
+ * and lists of the lpns of those with the fewest valid slots (reclaim's
+ * next victims), built by one pass over the logical map, with as many
+ * entries as 1/FTL_RMAP_LIST_SHARE of the slots mapped: the more, the
+ * rarer the pass.  `h3100-sim --bench` prints what they cost
+ * per written 4 KiB of a full drive (docs/design/calibration.md).
  */
 #define FTL_RMAP_YOUNG_SHARE 32u
-#define FTL_RMAP_OLD_SHARE 10u
+#define FTL_RMAP_LIST_SHARE 3u
 #define FTL_RMAP_SPARES 2u            /* freed maps kept for reuse */
 
 typedef struct FtlRmap {
@@ -160,12 +166,12 @@ typedef struct FtlRmap {
     uint32_t head;
     uint32_t len;
     uint32_t young_cap;
-    uint32_t old;                     /* maps held as RMAP_OLD */
-    uint32_t old_cap;
+    uint32_t list_share;              /* FTL_RMAP_LIST_SHARE; 0: none */
+    uint32_t lists;                   /* superblocks holding lpns */
     uint32_t *spare[FTL_RMAP_SPARES];
     uint32_t nspare;
     uint64_t scans;                   /* of the logical map, to build */
-    uint64_t built;                   /* maps built by them */
+    uint64_t built;                   /* lists built by them */
 } FtlRmap;
 
 typedef struct FtlTrack FtlTrack;
@@ -200,6 +206,7 @@ typedef struct Ftl {
     FtlStats stats;
     FtlRmap rmap;
     uint64_t sb_bytes;                /* bytes of reverse maps held */
+    uint64_t sb_bytes_peak;           /* the most ever held at once */
     bool out_of_space;                /* nowhere left to write: read-only */
     FtlTrack *track;                  /* changes since handed out, or NULL */
 } Ftl;
@@ -291,6 +298,11 @@ void ftl_rmap_open(Ftl *f, uint32_t sb);
 void ftl_rmap_closed(Ftl *f, uint32_t sb);
 /* @sb, about to be reclaimed, holds its map: built now if need be. */
 void ftl_rmap_ensure(Ftl *f, uint32_t sb);
+/*
+ * The lpns of @sb's list (RMAP_LIST) into @lpns, a new array; how many,
+ * or UINT32_MAX if the list is malformed.
+ */
+uint32_t ftl_rmap_list(const Ftl *f, uint32_t sb, uint32_t **lpns);
 /* @sb was erased or its data dropped: it holds no map any more. */
 void ftl_rmap_drop(Ftl *f, uint32_t sb);
 
@@ -328,8 +340,10 @@ static inline void ftl_track_l2p(Ftl *f, uint64_t lpn)
     }
 }
 
-/* Memory the FTL holds, in bytes. */
+/* Memory the FTL holds, in bytes; and the same with its reverse maps at
+ * the most they ever held at once. */
 uint64_t ftl_memory_bytes(const Ftl *f);
+uint64_t ftl_memory_peak_bytes(const Ftl *f);
 
 /*
  * Check every invariant of the FTL (superblocks and their tables, open

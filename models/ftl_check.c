@@ -78,7 +78,7 @@ static bool check_sb_shapes(const Ftl *f, GString *why)
 {
     for (uint32_t i = 0; i < f->nsb; i++) {
         const char *bad = ftl_sb_shape_error(f, &f->sb[i],
-                                             f->sb[i].p2l != NULL);
+                                             f->sb[i].rmap != RMAP_NONE);
 
         if (bad) {
             return check_fail(why, "superblock %u: %s", i, bad);
@@ -87,27 +87,75 @@ static bool check_sb_shapes(const Ftl *f, GString *why)
     return true;
 }
 
+/* Which kinds hold a full map (p2l), and which a list (lpns). */
+static bool rmap_kind_fits(const Superblock *sb)
+{
+    switch (sb->rmap) {
+    case RMAP_NONE:
+        return !sb->p2l && !sb->lpns;
+    case RMAP_OPEN:
+        return sb->p2l && !sb->lpns && sb->state == SB_OPEN;
+    case RMAP_YOUNG:
+        return sb->p2l && !sb->lpns && sb->state != SB_OPEN;
+    case RMAP_LIST:
+        return !sb->p2l && sb->lpns && sb->lpns_len <= sb->lpns_cap &&
+               (sb->state == SB_CLOSED || sb->state == SB_VICTIM);
+    case RMAP_BUILT:
+        return sb->p2l && !sb->lpns && sb->state == SB_VICTIM;
+    }
+    return false;
+}
+
+/*
+ * @sbi's list names lpns of the drive in increasing order, among them
+ * every lpn the logical map places in @sbi.
+ */
+static bool check_lpn_list(const Ftl *f, uint32_t sbi, GString *why)
+{
+    g_autofree uint32_t *lpns = NULL;
+    uint32_t n = ftl_rmap_list(f, sbi, &lpns);
+    uint32_t in_sb = 0;
+
+    if (n == UINT32_MAX) {
+        return check_fail(why, "superblock %u: its lpn list ends inside an "
+                          "escape", sbi);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (lpns[i] >= f->user_slots || (i && lpns[i] <= lpns[i - 1])) {
+            return check_fail(why, "superblock %u: its lpn list names %u "
+                              "after %u", sbi, lpns[i], i ? lpns[i - 1] : 0);
+        }
+        /* FTL_UNMAPPED is past every superblock */
+        in_sb += ftl_lookup(f, lpns[i]) / f->sps == sbi;
+    }
+    if (in_sb != f->sb[sbi].valid) {
+        return check_fail(why, "superblock %u: its lpn list names %u of its "
+                          "%u valid slots", sbi, in_sb, f->sb[sbi].valid);
+    }
+    return true;
+}
+
 /*
  * The reverse maps held (ftl_rmap.c): each written slot names an lpn of
  * the drive or none; an open superblock's map is filled as it is written;
- * the young ring and the old count are those of the maps held.
+ * a list names every valid slot's lpn; the young ring and the count of
+ * lists are those of the maps held.
  */
 static bool check_reverse_maps(const Ftl *f, GString *why)
 {
     const FtlRmap *r = &f->rmap;
-    uint32_t young = 0, old = 0;
+    uint32_t young = 0, lists = 0;
 
     for (uint32_t i = 0; i < f->nsb; i++) {
         const Superblock *sb = &f->sb[i];
 
-        if ((sb->p2l != NULL) != (sb->rmap != RMAP_NONE) ||
-            sb->rmap > RMAP_OLD ||
-            (sb->rmap == RMAP_OPEN) != (sb->p2l && sb->state == SB_OPEN)) {
-            return check_fail(why, "superblock %u: reverse map %s, kind %u",
-                              i, sb->p2l ? "held" : "not held", sb->rmap);
+        if (!rmap_kind_fits(sb)) {
+            return check_fail(why, "superblock %u: reverse map %s, list %s, "
+                              "kind %u", i, sb->p2l ? "held" : "not held",
+                              sb->lpns ? "held" : "not held", sb->rmap);
         }
         young += sb->rmap == RMAP_YOUNG;
-        old += sb->rmap == RMAP_OLD;
+        lists += sb->rmap == RMAP_LIST;
         for (uint64_t s = 0; sb->p2l && s < sb->wp; s++) {
             if (sb->p2l[s] >= f->user_slots && sb->p2l[s] != FTL_UNMAPPED) {
                 return check_fail(why, "slot %" PRIu64 " of superblock %u "
@@ -115,10 +163,13 @@ static bool check_reverse_maps(const Ftl *f, GString *why)
                                   sb->p2l[s]);
             }
         }
+        if (sb->rmap == RMAP_LIST && !check_lpn_list(f, i, why)) {
+            return false;
+        }
     }
-    if (young != r->len || old != r->old) {
-        return check_fail(why, "%u young and %u old reverse maps, counted "
-                          "%u and %u", young, old, r->len, r->old);
+    if (young != r->len || lists != r->lists) {
+        return check_fail(why, "%u young reverse maps and %u lists, counted "
+                          "%u and %u", young, lists, r->len, r->lists);
     }
     for (uint32_t k = 0; k < r->len; k++) {
         uint32_t sbi = r->young[(r->head + k) % r->young_cap];

@@ -143,3 +143,8 @@ uint64_t ftl_memory_bytes(const Ftl *f)
            (uint64_t)f->bb.planes * f->bb.blocks *
            (sizeof(uint8_t) + sizeof(uint32_t));
 }
+
+uint64_t ftl_memory_peak_bytes(const Ftl *f)
+{
+    return ftl_memory_bytes(f) - f->sb_bytes + f->sb_bytes_peak;
+}

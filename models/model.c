@@ -652,7 +652,13 @@ bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset)
 
 uint64_t h3100_model_memory_bytes(const H3100Model *m)
 {
-    return sizeof(*m) + ftl_memory_bytes(&m->ftl) +
+    return h3100_model_memory_peak_bytes(m) -
+           ftl_memory_peak_bytes(&m->ftl) + ftl_memory_bytes(&m->ftl);
+}
+
+uint64_t h3100_model_memory_peak_bytes(const H3100Model *m)
+{
+    return sizeof(*m) + ftl_memory_peak_bytes(&m->ftl) +
            (uint64_t)m->ftl.nsb * sizeof(uint64_t) +
            UNIT_TABLE * sizeof(UnitDone) +
            /* per die and plane, with the dies' and buses' busy time */

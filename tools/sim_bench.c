@@ -7,7 +7,8 @@
  *                    second with timing and reclaim, at steady state;
  *   map memory:      bytes the model holds per written 4 KiB page, less
  *                    its fixed per-block state (measured on an empty
- *                    model of the same size);
+ *                    model of the same size): at the end, and with its
+ *                    reverse maps at their most;
  *   empty 6.4 TB:    what a fresh, unwritten h3100-6.4t model holds.
  */
 #include <stdio.h>
@@ -86,6 +87,9 @@ int sim_bench(const char *profile, uint64_t seed)
     h3100_model_health(m, now, &h);
     printf("memory_per_written_page: %.2f bytes\n",
            (double)(h3100_model_memory_bytes(m) - fixed) /
+           (h.mapped_bytes / H3100_SLOT_BYTES));
+    printf("memory_peak_per_written_page: %.2f bytes\n",
+           (double)(h3100_model_memory_peak_bytes(m) - fixed) /
            (h.mapped_bytes / H3100_SLOT_BYTES));
     printf("memory_fixed_per_block_state: %.2f MiB\n", fixed / 1048576.0);
     h3100_model_free(m);

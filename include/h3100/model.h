@@ -185,8 +185,10 @@ void h3100_model_set_power_cap(H3100Model *m, uint32_t max_mw);
 /* Is this 4 KiB slot mapped (for tests and the device's checks)? */
 bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset);
 
-/* Bytes of memory the model holds. */
+/* Bytes of memory the model holds; and what it held with its reverse
+ * maps (models/ftl_rmap.c) at their most, as it grows and shrinks them. */
 uint64_t h3100_model_memory_bytes(const H3100Model *m);
+uint64_t h3100_model_memory_peak_bytes(const H3100Model *m);
 
 /* Check the mapping invariants; on failure returns a description. */
 char *h3100_model_check(const H3100Model *m);

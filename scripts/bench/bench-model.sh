@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The model's own speed and memory, this tree against an older revision
-# in the same run on the same machine: builds REV's
-# h3100-sim beside this tree's (the model and the tools only, no QEMU),
-# then runs `h3100-sim --bench` on each in turn, --reps times, and prints
-# every run, the medians and the ratios.  Only figures from one run of
-# this script compare: the machine's speed drifts between runs.
+# in the same run on the same machine: builds REV's h3100-sim beside this
+# tree's (the model and the tools only, no QEMU), then runs `h3100-sim
+# --bench` on each in turn, --reps times, and prints every run, the
+# medians and the ratios (scripts/lib/bench_model.py).  Only figures from
+# one run of this script compare: the machine's speed drifts between runs.
 #
 #   scripts/bench/bench-model.sh [options]
 #
@@ -12,6 +12,10 @@
 #                   last commit, against the working tree)
 #   --reps N        runs of each (default 3), alternating old and new
 #   --profile P     the drive profile (default h3100-0.8t)
+#   --precondition LIST
+#                   then time this tree's preconditioning of each profile
+#                   in LIST (comma-separated, e.g. h3100-3.2t,h3100-6.4t)
+#                   to steady state (rand:2), on one core
 #   --out DIR       the builds and the table (default
 #                   $H3100_CACHE/bench-model)
 set -euo pipefail
@@ -21,6 +25,7 @@ set -euo pipefail
 base=HEAD
 reps=3
 profile=h3100-0.8t
+precondition=
 out=${H3100_CACHE:-$HOME/.cache/dapustor-h3100}/bench-model
 
 while [ $# -gt 0 ]; do
@@ -28,6 +33,7 @@ while [ $# -gt 0 ]; do
     --base) h3100_need "$@"; base=$2; shift ;;
     --reps) h3100_need "$@"; reps=$2; shift ;;
     --profile) h3100_need "$@"; profile=$2; shift ;;
+    --precondition) h3100_need "$@"; precondition=$2; shift ;;
     --out) h3100_need "$@"; out=$2; shift ;;
     -h|--help) h3100_usage "$0"; exit 0 ;;
     *) h3100_die "unknown option: $1 (try --help)" ;;
@@ -41,10 +47,15 @@ rev=$(git -C "$H3100_PROJECT" rev-parse --verify --quiet "$base^{commit}") ||
 mkdir -p "$out"
 
 # build_sim SRC BUILD: h3100-sim of the tree at SRC, built in BUILD
+# (a revision from before the plugin has no plugin option to turn off)
 build_sim() {
+    local opts=(-Ddevice=disabled -Dtests=disabled --buildtype=release)
+
+    if grep -q "^option('plugin'" "$1/meson_options.txt"; then
+        opts+=(-Dplugin=disabled)
+    fi
     if [ ! -f "$2/build.ninja" ]; then
-        meson setup "$2" "$1" -Ddevice=disabled -Dplugin=disabled \
-            -Dtests=disabled --buildtype=release >"$2.setup.log" 2>&1 ||
+        meson setup "$2" "$1" "${opts[@]}" >"$2.setup.log" 2>&1 ||
             h3100_die "meson setup of $1 failed ($2.setup.log)"
     fi
     ninja -C "$2" tools/h3100-sim >"$2.build.log" 2>&1 ||
@@ -70,31 +81,18 @@ for ((i = 1; i <= reps; i++)); do
         bin=$old
         [ "$side" = old ] || bin=$new
         h3100_say "run $i/$reps: $side"
-        "$bin" --bench --profile "$profile" 2>/dev/null |
-            awk -v s="$side" -v i="$i" -F': ' '
-                $1 == "timed_4k_commands_per_host_sec" { t = $2 + 0 }
-                $1 == "ftl_fastforward_page_writes_per_sec" { f = $2 + 0 }
-                $1 == "memory_per_written_page" { m = $2 + 0 }
-                $1 == "timed_run_waf" { w = $2 + 0 }
-                END { printf "%s %d %.3f %.3f %.2f %.3f\n", s, i, t, f, m, w }' >>"$out/runs.txt"
+        python3 "$H3100_PROJECT/scripts/lib/bench_model.py" run "$bin" \
+            --profile "$profile" --side "$side" --run "$i" >>"$out/runs.txt"
     done
 done
 
 {
-    printf 'h3100-sim --bench --profile %s, %d runs each, alternating\n\n' "$profile" "$reps"
-    printf '%-5s %4s %14s %14s %12s %8s\n' side run 'timed M/s' 'ftl M/s' 'B/page' WAF
-    awk '{ printf "%-5s %4d %14.3f %14.3f %12.2f %8.3f\n", $1, $2, $3, $4, $5, $6 }' "$out/runs.txt"
-    # medians per side, then new / old
-    for side in old new; do
-        awk -v s="$side" '$1 == s' "$out/runs.txt" | sort -k3,3n |
-            awk -v s="$side" '{ t[NR] = $3 } END { printf "%s %.3f\n", s, t[int((NR + 1) / 2)] }'
-    done | awk -v r="${rev:0:12}" '
-        { m[$1] = $2 }
-        END {
-            printf "\nmedian timed 4 KiB commands per host second: %s %.3f M, this tree %.3f M: %.2fx\n",
-                r, m["old"], m["new"], (m["old"] > 0 ? m["new"] / m["old"] : 0)
-        }'
-    awk '$1 == "new" { print $5; exit }' "$out/runs.txt" |
-        awk '{ printf "map memory per written page: %.2f B (a full 6.4 TB drive: %.1f GiB)\n",
-            $1, $1 * 6.4e12 / 4096 / 2^30 }'
+    python3 "$H3100_PROJECT/scripts/lib/bench_model.py" table "$out/runs.txt" \
+        --base "${rev:0:12}" --profile "$profile"
+    if [ -n "$precondition" ]; then
+        h3100_say "preconditioning ${precondition//,/ } with this tree" >&2
+        # shellcheck disable=SC2086 # one argument per profile
+        python3 "$H3100_PROJECT/scripts/lib/bench_model.py" precondition \
+            "$new" ${precondition//,/ }
+    fi
 } | tee "$out/table.txt"

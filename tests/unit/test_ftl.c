@@ -327,8 +327,8 @@ END_TEST
 
 /*
  * Which reverse maps a drive holds (ftl_rmap.c) is a cache: a drive that
- * keeps one young and one old map, and so builds a map from the logical
- * map for nearly every victim, must answer every command at the same
+ * keeps one young map and lists no victim ahead, and so passes over the
+ * logical map for nearly every victim, must answer every command at the same
  * time with the same status, and end with the same counters, as one with
  * the usual share; through hot and cold streams, reads, deallocations,
  * wear-levelling victims, idle reclaim, and a save and load (which drops
@@ -341,7 +341,7 @@ static H3100Model *cache_model(const H3100Config *cfg, bool starved)
     ck_assert_ptr_nonnull(m);
     if (starved) {
         m->ftl.rmap.young_cap = 1;
-        m->ftl.rmap.old_cap = 1;
+        m->ftl.rmap.list_share = 0;
     }
     return m;
 }
@@ -363,7 +363,7 @@ static H3100Model *save_and_load(H3100Model *m, const H3100Config *cfg,
     h3100_model_free(m);
     if (starved) {
         back->ftl.rmap.young_cap = 1;
-        back->ftl.rmap.old_cap = 1;
+        back->ftl.rmap.list_share = 0;
     }
     return back;
 }
