@@ -75,7 +75,10 @@ def median(runs, side, column):
 
 
 def fmt(v, spec):
-    return format(v, spec) if v is not None else '-'
+    """@v as @spec gives it, or '-' as wide."""
+    if v is not None:
+        return format(v, spec)
+    return format('-', '>' + spec.split('.')[0])
 
 
 def cmd_table(args):

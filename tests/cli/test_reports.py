@@ -4,7 +4,10 @@ report of sql-bench.sh), scripts/lib/device_cpu_report.py (the table of
 bench-device-cpu.sh), scripts/lib/perf_own_code.py (its own code per
 command, from perf profiles and the objects of a build: here three
 objects compiled from tests/cli/data/reports/own-code/) and
-scripts/lib/migrate_report.py (the table of bench-migrate.sh) print, line for line, what the expected files in
+scripts/lib/migrate_report.py (the table of bench-migrate.sh) and
+scripts/lib/bench_model.py (that of bench-model.sh, from stand-ins for
+h3100-sim --bench, one too old to print its peak memory) print, line for
+line, what the expected files in
 tests/cli/data/reports/ hold.  The inputs are made up in the shape of the
 real ones (the guest's @@ lines among sysbench's and pgbench's output, a
 telemetry file, thread samples, migration traces and fio latency logs);
@@ -108,6 +111,37 @@ with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
     check("migrate_report.py: the rounds for the plot",
           pathlib.Path(tmp, "h3100-full.rounds").read_text(),
           "1 800000000 100000\n2 600000000 4000\n")
+
+with tempfile.TemporaryDirectory(prefix="h3100-reports.") as tmp:
+    # two h3100-sim stand-ins: an older one printing no peak memory
+    sims = {"old": ["timed_4k_commands_per_host_sec: %s M/s",
+                    "ftl_fastforward_page_writes_per_sec: %s M/s",
+                    "timed_run_waf: 2.056", "memory_per_written_page: 9.49 bytes"],
+            "new": ["profile: h3100-0.8t", "timed_4k_commands_per_host_sec: %s M/s",
+                    "ftl_fastforward_page_writes_per_sec: %s M/s",
+                    "timed_run_simulated_iops: 127.7 k", "timed_run_waf: 2.056",
+                    "memory_per_written_page: 4.38 bytes",
+                    "memory_peak_per_written_page: 4.89 bytes"]}
+    figures = {("old", 1): ("1.81", "9.72"), ("new", 1): ("1.99", "7.54"),
+               ("old", 2): ("1.89", "10.21"), ("new", 2): ("1.78", "7.24"),
+               ("old", 3): ("1.79", "9.83"), ("new", 3): ("1.94", "7.50")}
+    runs = ""
+    for (side, run), (timed, ff) in figures.items():
+        sim = os.path.join(tmp, "sim-%s-%d" % (side, run))
+        text = "\n".join(sims[side]).replace("%s", timed, 1).replace("%s", ff, 1)
+        pathlib.Path(sim).write_text("#!/bin/sh\ncat <<'EOF'\n%s\nEOF\n" % text)
+        os.chmod(sim, 0o755)
+        runs += subprocess.run(
+            [sys.executable, str(lib / "bench_model.py"), "run", sim, "--profile",
+             "h3100-0.8t", "--side", side, "--run", str(run)],
+            stdout=subprocess.PIPE, text=True, check=False).stdout
+    pathlib.Path(tmp, "runs.txt").write_text(runs)
+    got = subprocess.run(
+        [sys.executable, str(lib / "bench_model.py"), "table", os.path.join(tmp, "runs.txt"),
+         "--base", "e4574b9716f3", "--profile", "h3100-0.8t"],
+        stdout=subprocess.PIPE, text=True, check=False).stdout
+    check("bench_model.py: each run's figures, the medians and the ratios", got,
+          (data / "bench-model.expected").read_text())
 
 print("1..%d" % len(results))
 sys.exit(0 if all(results) else 1)
