@@ -368,9 +368,8 @@ static H3100Model *save_and_load(H3100Model *m, const H3100Config *cfg,
     return back;
 }
 
-START_TEST(test_reverse_map_cache_is_invisible)
+static void check_cache_invisible(H3100Config cfg)
 {
-    H3100Config cfg = tiny_config(H3100_FAMILY_H3100, 1);
     H3100Model *m[2];
     uint64_t slots, hot, now = 0;
     H3100Health h[2];
@@ -434,6 +433,26 @@ START_TEST(test_reverse_map_cache_is_invisible)
     for (int k = 0; k < 2; k++) {
         h3100_model_free(m[k]);
     }
+}
+
+START_TEST(test_reverse_map_cache_is_invisible)
+{
+    check_cache_invisible(tiny_config(H3100_FAMILY_H3100, 1));
+}
+END_TEST
+
+/*
+ * The same where a superblock's slots have too small a power-of-two
+ * factor for the pass's granule bitmap (ftl_rmap.c: GRANULE_BITMAP_MAX),
+ * so that it divides every entry of the logical map instead: 3 dies a
+ * channel and 15 word lines a block.
+ */
+START_TEST(test_reverse_map_cache_odd_geometry)
+{
+    H3100Config cfg = small_config(H3100_FAMILY_H3100, 3, 45);
+
+    ck_assert_uint_lt(__builtin_ctzll(h3100_slots_per_superblock(&cfg)), 10);
+    check_cache_invisible(cfg);
 }
 END_TEST
 
@@ -587,7 +606,8 @@ static Suite *ftl_suite(void)
         NULL,
     };
     const TTest *const rmap[] = {
-        test_reverse_map_cache_is_invisible, NULL,
+        test_reverse_map_cache_is_invisible,
+        test_reverse_map_cache_odd_geometry, NULL,
     };
     Suite *s = suite_create("ftl");
 
