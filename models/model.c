@@ -650,20 +650,25 @@ bool h3100_model_is_mapped(const H3100Model *m, uint64_t offset)
            ftl_lookup(&m->ftl, lpn) != FTL_UNMAPPED;
 }
 
-uint64_t h3100_model_memory_bytes(const H3100Model *m)
+/* What the model holds beside its FTL. */
+static uint64_t model_own_bytes(const H3100Model *m)
 {
-    return h3100_model_memory_peak_bytes(m) -
-           ftl_memory_peak_bytes(&m->ftl) + ftl_memory_bytes(&m->ftl);
-}
-
-uint64_t h3100_model_memory_peak_bytes(const H3100Model *m)
-{
-    return sizeof(*m) + ftl_memory_peak_bytes(&m->ftl) +
+    return sizeof(*m) +
            (uint64_t)m->ftl.nsb * sizeof(uint64_t) +
            UNIT_TABLE * sizeof(UnitDone) +
            /* per die and plane, with the dies' and buses' busy time */
            (uint64_t)m->nand.dies * (m->nand.planes + 4) * sizeof(uint64_t) +
            (uint64_t)m->cfg.geo.channels * sizeof(uint64_t);
+}
+
+uint64_t h3100_model_memory_bytes(const H3100Model *m)
+{
+    return model_own_bytes(m) + ftl_memory_bytes(&m->ftl);
+}
+
+uint64_t h3100_model_memory_peak_bytes(const H3100Model *m)
+{
+    return model_own_bytes(m) + ftl_memory_peak_bytes(&m->ftl);
 }
 
 char *h3100_model_check(const H3100Model *m)
