@@ -19,6 +19,12 @@ bool ftl_init(Ftl *f, const H3100Config *cfg, GError **errp)
     f->dies = h3100_dies(cfg);
     f->planes = cfg->geo.planes_per_die;
     f->nsb = h3100_superblocks(cfg);
+    f->by_sps = divider((uint32_t)f->sps);
+    f->by_spu = divider(f->spu);
+    f->by_spp = divider(f->spp);
+    f->by_dies = divider(f->dies);
+    f->by_planes = divider(f->planes);
+    f->by_ptype = divider(f->spp * f->planes);
     f->nchunks = (f->user_slots + FTL_CHUNK_SLOTS - 1) / FTL_CHUNK_SLOTS;
     f->l2p = g_new0(uint32_t *, f->nchunks);
     f->sb = g_new0(Superblock, f->nsb);

@@ -23,6 +23,7 @@
 #define H3100_FTL_H
 
 #include "h3100/config.h"
+#include "divide.h"
 #include "rng.h"
 
 #define FTL_UNMAPPED UINT32_MAX
@@ -185,6 +186,13 @@ typedef struct Ftl {
     uint32_t dies;
     uint32_t planes;                  /* per die */
     uint32_t nsb;
+    /* the same, as dividers of physical slot numbers (divide.h) */
+    Divider by_sps;
+    Divider by_spu;
+    Divider by_spp;
+    Divider by_dies;
+    Divider by_planes;
+    Divider by_ptype;                 /* slots of one page type in a unit */
     uint64_t nchunks;
     uint32_t **l2p;                   /* chunked, allocated on first write */
     uint64_t mapped;                  /* slots with a mapping */

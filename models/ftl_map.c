@@ -41,7 +41,7 @@ void ftl_map_set(Ftl *f, uint64_t lpn, uint32_t ppn)
 /* The caller repoints the logical map, which is what invalidates. */
 void ftl_invalidate(Ftl *f, uint32_t ppn)
 {
-    f->sb[ppn / (uint32_t)f->sps].valid--;
+    f->sb[divide(&f->by_sps, ppn)].valid--;
 }
 
 /*
@@ -90,9 +90,9 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
         sb->p2l[slot] = (uint32_t)lpn;   /* none if opened before a load */
     }
     sb->valid++;
-    if (sb->wp % f->spu == 0 && f->hooks.unit_full) {
+    if (divisible(&f->by_spu, sb->wp) && f->hooks.unit_full) {
         f->hooks.unit_full(f->hooks.opaque, stream, sbi,
-                           sb->wp / f->spu - 1);
+                           divide(&f->by_spu, sb->wp) - 1);
     }
     if (sb->wp == f->sps) {
         sb->state = SB_CLOSED;
@@ -102,21 +102,21 @@ uint64_t ftl_place(Ftl *f, uint32_t stream, uint64_t lpn)
     return (uint64_t)sbi * f->sps + slot;
 }
 
-/* Physical slot numbers fit in 32 bits (validated), and 32-bit division
- * is several times cheaper than 64-bit on the hosts we run on. */
+/* Physical slot numbers fit in 32 bits (validated), so the geometry's
+ * dividers (divide.h) take them. */
 FtlAddr ftl_addr(const Ftl *f, uint64_t ppn)
 {
-    uint32_t p = (uint32_t)ppn, sps = (uint32_t)f->sps;
+    uint32_t p = (uint32_t)ppn;
     FtlAddr a;
     uint32_t within;
 
-    a.sb = p / sps;
-    a.slot = p - a.sb * sps;
-    a.unit = a.slot / f->spu;
-    a.die = a.unit % f->dies;
+    a.sb = divide(&f->by_sps, p);
+    a.slot = p - a.sb * (uint32_t)f->sps;
+    a.unit = divide(&f->by_spu, a.slot);
+    a.die = modulo(&f->by_dies, a.unit);
     within = a.slot - a.unit * f->spu;
-    a.ptype = within / (f->spp * f->planes);
-    a.plane = (within / f->spp) % f->planes;
+    a.ptype = divide(&f->by_ptype, within);
+    a.plane = modulo(&f->by_planes, divide(&f->by_spp, within));
     return a;
 }
 

@@ -245,33 +245,6 @@ void ftl_rmap_drop(Ftl *f, uint32_t sbi)
 }
 
 /*
- * n / d for every 32-bit n, by one multiply (Lemire, Kaser, Kurz:
- * "Faster remainder by direct computation", 2019), d >= 2.  The pass
- * over the logical map divides every entry it lists, and a hardware
- * division would be most of its time.
- */
-typedef struct Divider {
-    uint32_t d;
-    uint64_t magic;
-} Divider;
-
-static Divider divider(uint32_t d)
-{
-    Divider q = { d, UINT64_MAX / d + 1 };
-
-    return q;
-}
-
-static inline uint32_t divide(const Divider *q, uint32_t n)
-{
-#ifdef __SIZEOF_INT128__
-    return (uint32_t)(((unsigned __int128)q->magic * n) >> 64);
-#else
-    return n / q->d;
-#endif
-}
-
-/*
  * Where a pass appends a listed superblock's lpns, a copy of its list's
  * ends kept at hand; sink_of[] names a superblock's sink, or 0 (none)
  * for those not listed and for FTL_UNMAPPED's quotient.
@@ -365,10 +338,10 @@ static uint64_t listed_mask(const uint32_t *map, const Filter *g,
  */
 static void scan_into(Ftl *f, const bool *listed)
 {
-    Divider q = divider((uint32_t)f->sps);
+    const Divider *q = &f->by_sps;
     Filter g = filter_new(f, listed);
     /* every quotient of a 32-bit ppn, FTL_UNMAPPED's among them */
-    uint32_t quotients = divide(&q, UINT32_MAX) + 1;
+    uint32_t quotients = divide(q, UINT32_MAX) + 1;
     g_autofree uint32_t *sink_of = g_new0(uint32_t, quotients);
     g_autofree Sink *sink = g_new0(Sink, f->nsb + 1);
     uint32_t nsink = 1;
@@ -385,12 +358,12 @@ static void scan_into(Ftl *f, const bool *listed)
         uint32_t base = (uint32_t)(c << FTL_CHUNK_SHIFT);
 
         for (uint32_t i = 0; chunk && i < FTL_CHUNK_SLOTS; i += 64) {
-            uint64_t mask = listed_mask(chunk + i, &g, &q, sink_of);
+            uint64_t mask = listed_mask(chunk + i, &g, q, sink_of);
 
             for (; mask; mask &= mask - 1) {
                 uint32_t j = i + (uint32_t)__builtin_ctzll(mask);
 
-                sink_add(f, &sink[sink_of[divide(&q, chunk[j])]], base + j);
+                sink_add(f, &sink[sink_of[divide(q, chunk[j])]], base + j);
             }
         }
     }

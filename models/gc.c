@@ -95,7 +95,7 @@ static uint64_t next_valid(const Ftl *f, uint32_t victim)
 
 static uint32_t valid_in_page(const Ftl *f, uint32_t victim, uint64_t slot)
 {
-    uint64_t first = slot - slot % f->spp;
+    uint64_t first = slot - modulo(&f->by_spp, (uint32_t)slot);
     uint32_t n = 0;
 
     for (uint64_t s = first; s < first + f->spp && s < f->sb[victim].wp;
@@ -121,11 +121,11 @@ static bool relocate_one(Ftl *f)
     /* a victim chosen just now, or before the drive was loaded */
     ftl_rmap_ensure(f, f->victim);
     slot = next_valid(f, f->victim);
-    page = (base + slot) / f->spp;
     if (slot >= f->sps) {
         finish_victim(f);
         return false;
     }
+    page = divide(&f->by_spp, (uint32_t)(base + slot));
     if (page != f->last_read_page) {
         f->last_read_page = page;
         if (f->hooks.gc_read) {

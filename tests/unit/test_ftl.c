@@ -574,6 +574,47 @@ START_TEST(test_range_trim_matches_slot_by_slot)
 }
 END_TEST
 
+/* The FTL's dividers (divide.h) against the hardware's division. */
+static void check_divider(uint32_t d, uint32_t n)
+{
+    Divider q = divider(d);
+
+    ck_assert_msg(divide(&q, n) == n / d && modulo(&q, n) == n % d &&
+                  divisible(&q, n) == (n % d == 0),
+                  "%u / %u: %u rem %u, divisible %d", n, d, divide(&q, n),
+                  modulo(&q, n), divisible(&q, n));
+}
+
+START_TEST(test_dividers_match_division)
+{
+    const uint32_t odd[] = {
+        147456, 73728, 1152, 4608, 65535, 65536, 65537, 1000003,
+        UINT32_MAX / 2, UINT32_MAX / 2 + 1, UINT32_MAX - 1, UINT32_MAX,
+    };
+    uint32_t divisors[300 + G_N_ELEMENTS(odd)];
+    Rng rng;
+
+    rng_seed(&rng, 11);
+    for (uint32_t i = 0; i < G_N_ELEMENTS(divisors); i++) {
+        divisors[i] = i < 300 ? i + 1 : odd[i - 300];
+    }
+    for (uint32_t i = 0; i < G_N_ELEMENTS(divisors); i++) {
+        uint32_t d = divisors[i];
+        const uint32_t edge[] = {
+            0, 1, d - 1, d, d + 1, (UINT32_MAX / d) * d - 1,
+            (UINT32_MAX / d) * d, UINT32_MAX - 1, UINT32_MAX,
+        };
+
+        for (uint32_t e = 0; e < G_N_ELEMENTS(edge); e++) {
+            check_divider(d, edge[e]);
+        }
+        for (uint32_t k = 0; k < 20000; k++) {
+            check_divider(d, (uint32_t)rng_next(&rng));
+        }
+    }
+}
+END_TEST
+
 /* a case of its own for the test command to run beside the others */
 static void ftl_case(Suite *s, const char *name, const TTest *const *tests)
 {
@@ -596,7 +637,8 @@ static Suite *ftl_suite(void)
         test_invariants_after_millions_of_ops, test_trim_lowers_waf,
         test_factory_bad_blocks, test_grown_bad_blocks_until_read_only,
         test_erase_range_follows_bad_blocks,
-        test_streams_separate_hot_and_cold, NULL,
+        test_streams_separate_hot_and_cold, test_dividers_match_division,
+        NULL,
     };
     const TTest *const waf[] = {
         test_waf_h3100, test_waf_h3200, NULL,
