@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "h3100_test.h"
+#include "calendar.h"
 #include "sim_engine.h"
 
 /* Each run gets its own seed: with one seed every run would rewrite the
@@ -466,6 +467,71 @@ START_TEST(test_format_and_sanitize)
 }
 END_TEST
 
+/*
+ * A calendar's bookings against a plain reference: the earliest start at
+ * or after t whose len ns meet no span still held (those that ended
+ * after the present), by a scan of every span.
+ */
+typedef struct RefSpans {
+    uint64_t start[512];
+    uint64_t end[512];
+    uint32_t n;
+} RefSpans;
+
+static uint64_t ref_book(RefSpans *r, uint64_t t, uint64_t len,
+                         uint64_t forget)
+{
+    uint64_t start = t;
+    bool moved = true;
+    uint32_t kept = 0;
+
+    for (uint32_t i = 0; i < r->n; i++) {
+        if (r->end[i] > forget) {
+            r->start[kept] = r->start[i];
+            r->end[kept++] = r->end[i];
+        }
+    }
+    r->n = kept;
+    while (moved) {
+        moved = false;
+        for (uint32_t i = 0; i < r->n; i++) {
+            if (start < r->end[i] && r->start[i] < start + len) {
+                start = r->end[i];
+                moved = true;
+            }
+        }
+    }
+    ck_assert_uint_lt(r->n, G_N_ELEMENTS(r->start));
+    r->start[r->n] = start;
+    r->end[r->n++] = start + len;
+    return start + len;
+}
+
+START_TEST(test_calendar_books_earliest_gap)
+{
+    Calendar c;
+    RefSpans ref = { .n = 0 };
+    uint64_t present = 0;
+    Rng rng;
+
+    cal_init(&c);
+    rng_seed(&rng, 5);
+    for (uint32_t k = 0; k < 200000; k++) {
+        uint64_t t, len, want, got;
+
+        present += rng_below(&rng, 400);
+        t = present + rng_below(&rng, 4000);
+        len = 1 + rng_below(&rng, 300);
+        want = ref_book(&ref, t, len, present);
+        ck_assert_uint_eq(cal_probe(&c, t, len), want);
+        got = cal_book(&c, t, len, present);
+        ck_assert_msg(got == want, "booking %u: %" PRIu64 " against %"
+                      PRIu64, k, got, want);
+    }
+    cal_destroy(&c);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -486,6 +552,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, test_partial_fill);
     tcase_add_test(tc, test_reclaim_observer);
     tcase_add_test(tc, test_nand_busy_per_die);
+    tcase_add_test(tc, test_calendar_books_earliest_gap);
     suite_add_tcase(s, tc);
     return s;
 }
