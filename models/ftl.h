@@ -282,8 +282,8 @@ typedef struct FtlAddr {
 
 FtlAddr ftl_addr(const Ftl *f, uint64_t ppn);
 
-/* Has @ppn's unit been handed to the NAND yet? */
-bool ftl_unit_is_full(const Ftl *f, uint64_t ppn);
+/* Has the unit at @a been handed to the NAND yet? */
+bool ftl_unit_is_full(const Ftl *f, const FtlAddr *a);
 
 /* Reclaim (gc.c). */
 void ftl_gc_pace(Ftl *f);

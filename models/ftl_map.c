@@ -120,12 +120,11 @@ FtlAddr ftl_addr(const Ftl *f, uint64_t ppn)
     return a;
 }
 
-bool ftl_unit_is_full(const Ftl *f, uint64_t ppn)
+bool ftl_unit_is_full(const Ftl *f, const FtlAddr *a)
 {
-    FtlAddr a = ftl_addr(f, ppn);
-    const Superblock *sb = &f->sb[a.sb];
+    const Superblock *sb = &f->sb[a->sb];
 
-    return sb->state != SB_OPEN || (a.unit + 1) * f->spu <= sb->wp;
+    return sb->state != SB_OPEN || (a->unit + 1) * f->spu <= sb->wp;
 }
 
 uint64_t ftl_memory_bytes(const Ftl *f)

@@ -28,13 +28,12 @@ static UnitDone *unit_entry(H3100Model *m, uint64_t gid)
 /* Is the data of @ppn still only in controller DRAM at @t? */
 static bool in_buffer(H3100Model *m, uint64_t ppn, uint64_t t)
 {
-    FtlAddr a;
+    FtlAddr a = ftl_addr(&m->ftl, ppn);
     UnitDone *e;
 
-    if (!ftl_unit_is_full(&m->ftl, ppn)) {
+    if (!ftl_unit_is_full(&m->ftl, &a)) {
         return true;
     }
-    a = ftl_addr(&m->ftl, ppn);
     e = unit_entry(m, (uint64_t)a.sb * m->units_per_sb + a.unit);
     return e->unit == (uint64_t)a.sb * m->units_per_sb + a.unit + 1 &&
            e->done > t;
@@ -47,7 +46,7 @@ static void hook_unit_full(void *opaque, uint32_t stream, uint32_t sb,
 {
     H3100Model *m = opaque;
     uint64_t gid = (uint64_t)sb * m->units_per_sb + unit;
-    uint32_t die = unit % m->ftl.dies;
+    uint32_t die = modulo(&m->ftl.by_dies, unit);
     uint64_t ready = tl_max(m->now, m->sb_erased_at[sb]);
     uint64_t done;
     UnitDone *e;
@@ -91,7 +90,7 @@ static uint64_t read_page(H3100Model *m, uint64_t t, uint64_t ppn,
     const H3100ReliabilityParams *r = &m->cfg.rel;
     FtlAddr a = ftl_addr(&m->ftl, ppn);
     EccPage page = {
-        .page = ppn / m->ftl.spp, .ptype = a.ptype,
+        .page = divide(&m->ftl.by_spp, (uint32_t)ppn), .ptype = a.ptype,
         .erase_count = m->ftl.sb[a.sb].erase_count,
         .age_hours = data_age_hours(m, a.sb, t), .codewords = nslots,
     };
@@ -364,14 +363,14 @@ static uint64_t read_slots(H3100Model *m, uint64_t t, uint64_t lpn,
         if (!host) {
             m->c.ra_slots_read++;
         }
-        if (ppn / m->ftl.spp == group_page) {
+        if (divide(&m->ftl.by_spp, (uint32_t)ppn) == group_page) {
             group_n++;
             continue;
         }
         if (group_n) {
             ready = tl_max(ready, read_page(m, t, group_ppn, group_n, true));
         }
-        group_page = ppn / m->ftl.spp;
+        group_page = divide(&m->ftl.by_spp, (uint32_t)ppn);
         group_ppn = ppn;
         group_n = 1;
     }
