@@ -344,7 +344,7 @@ static uint64_t read_slots(H3100Model *m, uint64_t t, uint64_t lpn,
     uint32_t group_n = 0;
 
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t r, ppn;
+        uint64_t r, ppn, page;
 
         if (host && ra_lookup(&m->ra, lpn + i, &r)) {
             ready = tl_max(ready, r);
@@ -363,14 +363,15 @@ static uint64_t read_slots(H3100Model *m, uint64_t t, uint64_t lpn,
         if (!host) {
             m->c.ra_slots_read++;
         }
-        if (divide(&m->ftl.by_spp, (uint32_t)ppn) == group_page) {
+        page = divide(&m->ftl.by_spp, (uint32_t)ppn);
+        if (page == group_page) {
             group_n++;
             continue;
         }
         if (group_n) {
             ready = tl_max(ready, read_page(m, t, group_ppn, group_n, true));
         }
-        group_page = divide(&m->ftl.by_spp, (uint32_t)ppn);
+        group_page = page;
         group_ppn = ppn;
         group_n = 1;
     }
